@@ -1,0 +1,477 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/hubspoke/hubspoke/schema"
+)
+
+// Static runs the static checks of a CRD and its rule file (rules may be
+// nil: only the CRD is checked, and every version but the storage one is
+// taken for a spoke with no rules).
+func Static(crd *schema.CRD, rules *Rules) *Report {
+	r := &Report{}
+	s := &static{crd: crd, rules: rules, r: r}
+	s.crdChecks()
+	if rules != nil {
+		s.ruleVersions()
+	}
+	hub := s.hubVersion()
+	if hub != nil && hub.Structural != nil {
+		for _, v := range crd.Versions() {
+			if v == hub || v.Structural == nil {
+				continue
+			}
+			var rs []Rule
+			if rules != nil {
+				if sp := rules.Spoke(v.Name); sp != nil {
+					rs = sp.Rules
+				}
+			}
+			s.pair(v, hub, rs)
+		}
+	}
+	return r
+}
+
+type static struct {
+	crd   *schema.CRD
+	rules *Rules
+	r     *Report
+}
+
+func (s *static) add(f Finding) { s.r.Add(f) }
+
+func (s *static) hubVersion() *schema.Version {
+	if s.rules != nil && s.rules.Hub != "" {
+		return s.crd.Version(s.rules.Hub)
+	}
+	for _, v := range s.crd.Versions() {
+		if v.Storage {
+			return v
+		}
+	}
+	return nil
+}
+
+func (s *static) crdChecks() {
+	c := s.crd
+	var storage []string
+	for _, v := range c.Versions() {
+		if v.Storage {
+			storage = append(storage, v.Name)
+		}
+	}
+	s.r.Checks++
+	if len(storage) != 1 {
+		s.add(Finding{Check: CheckStorage, Message: fmt.Sprintf("exactly one version must have storage: true, found %d %v", len(storage), storage), Pos: c.Pos("/spec/versions")})
+	}
+	for _, v := range c.Versions() {
+		s.r.Checks++
+		if v.Served && v.Structural == nil {
+			s.add(Finding{Check: CheckStructural, From: v.Name, Message: fmt.Sprintf("served version has no structural schema: %v", v.StructuralErr), Pos: c.Pos(fmt.Sprintf("/spec/versions/%d/schema", v.Index))})
+		}
+	}
+	s.r.Checks++
+	if c.Object.Spec.PreserveUnknownFields {
+		s.add(Finding{Check: CheckStrategy, Message: "spec.preserveUnknownFields must be false", Pos: c.Pos("/spec/preserveUnknownFields")})
+	}
+	if len(c.Versions()) < 2 {
+		return
+	}
+	conv := c.Object.Spec.Conversion
+	switch {
+	case conv == nil || conv.Strategy != "Webhook":
+		strategy := "None"
+		if conv != nil && conv.Strategy != "" {
+			strategy = string(conv.Strategy)
+		}
+		s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s, must be Webhook for a multi-version CRD converted by hubspoke", strategy), Pos: c.Pos("/spec/conversion")})
+	case conv.Webhook == nil:
+		s.add(Finding{Check: CheckStrategy, Message: "spec.conversion.webhook is missing", Pos: c.Pos("/spec/conversion")})
+	case !slices.Contains(conv.Webhook.ConversionReviewVersions, "v1"):
+		s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.webhook.conversionReviewVersions %v does not include v1", conv.Webhook.ConversionReviewVersions), Pos: c.Pos("/spec/conversion/webhook/conversionReviewVersions")})
+	}
+}
+
+func (s *static) ruleVersions() {
+	c, rs := s.crd, s.rules
+	s.r.Checks++
+	pos := rs.Pos(0)
+	if rs.Group != "" && rs.Group != c.Group() {
+		s.add(Finding{Check: CheckVersions, Message: fmt.Sprintf("rule file group %q differs from the CRD's %q", rs.Group, c.Group()), Pos: pos})
+	}
+	if rs.Kind != "" && rs.Kind != c.Kind() {
+		s.add(Finding{Check: CheckVersions, Message: fmt.Sprintf("rule file kind %q differs from the CRD's %q", rs.Kind, c.Kind()), Pos: pos})
+	}
+	declared := map[string]bool{rs.Hub: true}
+	hub := c.Version(rs.Hub)
+	switch {
+	case hub == nil:
+		s.add(Finding{Check: CheckVersions, From: rs.Hub, Message: fmt.Sprintf("hub %s is not a version of the CRD (versions %v)", rs.Hub, c.VersionNames()), Pos: pos})
+	case !hub.Served:
+		s.add(Finding{Check: CheckHubServed, From: rs.Hub, Message: "the hub version is not served", Pos: c.Pos(fmt.Sprintf("/spec/versions/%d/served", hub.Index))})
+	}
+	for _, sp := range rs.Spokes {
+		declared[sp.Version] = true
+		if c.Version(sp.Version) == nil {
+			s.add(Finding{Check: CheckVersions, From: sp.Version, Message: fmt.Sprintf("spoke %s is not a version of the CRD (versions %v)", sp.Version, c.VersionNames()), Pos: rs.Pos(sp.Line)})
+		}
+	}
+	for _, v := range c.Versions() {
+		if !declared[v.Name] {
+			s.add(Finding{Check: CheckVersions, From: v.Name, Message: "CRD version has no spoke in the rule file: it cannot be converted", Pos: c.Pos(fmt.Sprintf("/spec/versions/%d", v.Index))})
+		}
+	}
+}
+
+// mapping is where one field goes in the other version.
+type mapping struct {
+	path    []string // nil when a rule drops it on purpose
+	rule    *Rule    // the transforming rule at exactly this field, if any
+	covered bool     // a rule names this field or an ancestor (not lossy)
+}
+
+// toHub maps a spoke path to the hub through the rules in order; fromHub
+// maps a hub path to the spoke through the rules in reverse.
+func mapPath(rules []Rule, p []string, toHub bool) mapping {
+	m := mapping{path: p}
+	n := len(rules)
+	for i := 0; i < n; i++ {
+		r := &rules[i]
+		src, dst := r.From, r.To
+		if !toHub {
+			r = &rules[n-1-i]
+			src, dst = r.To, r.From
+		}
+		if src == nil {
+			continue
+		}
+		if !hasPrefix(m.path, src) {
+			continue
+		}
+		m.covered = true
+		if dst == nil { // spokeOnly (to hub) or hubOnly (to spoke): dropped on purpose, kept by preservation
+			m.path = nil
+			m.rule = r
+			return m
+		}
+		rest := m.path[len(src):]
+		np := append(append([]string{}, dst...), rest...)
+		if r.Kind == "listToMap" && len(rest) > 0 {
+			if toHub {
+				np = append(append(append([]string{}, dst...), "{}"), rest[1:]...)
+			} else {
+				np = append(append(append([]string{}, dst...), "*"), rest[1:]...)
+			}
+		}
+		if len(rest) == 0 {
+			if r.Kind == "rename" {
+				m.rule = nil
+			} else {
+				m.rule = r
+			}
+		} else if r.Kind != "rename" && r.Kind != "listToMap" {
+			// Inside a value another rule rewrites as a whole: its shape is
+			// the rule's business.
+			m.rule = r
+		}
+		m.path = np
+	}
+	return m
+}
+
+func skipRoot(seg string) bool {
+	return seg == "metadata" || seg == "apiVersion" || seg == "kind"
+}
+
+// preservedBy reports whether some ancestor of p in root keeps unknown
+// fields (so a missing field there is not lost).
+func preservedBy(root *schema.Node, p []string) bool {
+	n := root
+	for _, seg := range p {
+		if n == nil {
+			return false
+		}
+		if n.XPreserveUnknownFields {
+			return true
+		}
+		next, err := schema.LookupSegments(n, []string{seg})
+		if err != nil {
+			return false
+		}
+		n = next
+	}
+	return n != nil && n.XPreserveUnknownFields
+}
+
+func (s *static) pair(spoke, hub *schema.Version, rules []Rule) {
+	c := s.crd
+	// Rule paths exist.
+	for i := range rules {
+		r := &rules[i]
+		s.r.Checks++
+		pos := ""
+		if s.rules != nil {
+			pos = s.rules.Pos(r.Line)
+		}
+		if r.From != nil {
+			if _, err := schema.LookupSegments(spoke.Structural, r.From); err != nil && !preservedBy(spoke.Structural, r.From) {
+				s.add(Finding{Check: CheckRulePath, From: spoke.Name, Path: schema.Pointer(r.From), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), spoke.Name, err), Pos: pos})
+			}
+		}
+		if r.To != nil {
+			if _, err := schema.LookupSegments(hub.Structural, r.To); err != nil && !preservedBy(hub.Structural, r.To) {
+				s.add(Finding{Check: CheckRulePath, From: hub.Name, Path: schema.Pointer(r.To), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), hub.Name, err), Pos: pos})
+			}
+		}
+	}
+	s.direction(spoke, hub, rules, true)
+	s.direction(hub, spoke, rules, false)
+	_ = c
+}
+
+// direction walks every field of from, finds its counterpart in to, and
+// reports lossy fields and values from accepts that to cannot hold.
+func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
+	c := s.crd
+	var lostPrefixes [][]string
+	for _, fp := range schema.Fields(from.Structural) {
+		segs, _ := schema.ParsePath(fp)
+		if len(segs) == 0 || skipRoot(segs[0]) {
+			continue
+		}
+		if slices.ContainsFunc(lostPrefixes, func(p []string) bool { return hasPrefix(segs, p) }) {
+			continue
+		}
+		fn, err := schema.LookupSegments(from.Structural, segs)
+		if err != nil {
+			continue
+		}
+		m := mapPath(rules, segs, toHub)
+		s.r.Checks++
+		if m.path == nil {
+			continue // dropped on purpose by spokeOnly/hubOnly: preserved
+		}
+		tn, err := schema.LookupSegments(to.Structural, m.path)
+		if err != nil {
+			if preservedBy(to.Structural, m.path) || (m.rule != nil && !m.covered) {
+				continue
+			}
+			if m.covered && m.rule != nil {
+				continue // inside a value a rule rewrites
+			}
+			lostPrefixes = append(lostPrefixes, segs)
+			f := Finding{Check: CheckLossy, From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path),
+				Message: fmt.Sprintf("field exists in %s only and no rule maps or preserves it: its value is lost converting to %s", from.Name, to.Name),
+				Pos:     c.Pos(c.SchemaPointer(from, segs))}
+			s.add(f)
+			continue
+		}
+		base := Finding{From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path), Pos: c.Pos(c.SchemaPointer(from, segs))}
+		if m.rule != nil && m.rule.Kind != "rename" {
+			if len(m.path) == len(m.rule.To) || len(m.path) == len(m.rule.From) {
+				s.transform(base, fn, tn, m.rule, toHub)
+			}
+			continue
+		}
+		for _, cf := range contain(fn, tn) {
+			f := base
+			f.Check = CheckDomain
+			f.Severity = cf.severity
+			f.FromConstraint, f.ToConstraint = cf.a, cf.b
+			f.Message = fmt.Sprintf("%s: %s accepts values %s cannot hold", cf.what, from.Name, to.Name)
+			if cf.severity == SeverityWarning {
+				f.Message = fmt.Sprintf("%s differs: %s may accept values %s rejects", cf.what, from.Name, to.Name)
+			}
+			s.add(f)
+		}
+		// Required children of to that from does not require.
+		for _, req := range required(tn) {
+			back := mapPath(rules, append(append([]string{}, m.path...), req), !toHub)
+			if back.path == nil || len(back.path) != len(segs)+1 || !hasPrefix(back.path, segs) {
+				continue
+			}
+			if !slices.Contains(required(fn), back.path[len(segs)]) {
+				f := base
+				f.Check = CheckDomain
+				f.Path = schema.Pointer(back.path)
+				f.ToPath = schema.Pointer(append(append([]string{}, m.path...), req))
+				f.FromConstraint = "optional"
+				f.ToConstraint = "required"
+				f.Message = fmt.Sprintf("required: %s accepts objects without the field, %s requires it", from.Name, to.Name)
+				s.add(f)
+			}
+		}
+		if toHub {
+			da, oka := schema.Default(fn)
+			db, okb := schema.Default(tn)
+			if (oka || okb) && (oka != okb || !Equal(da, db)) {
+				f := base
+				f.Check = CheckDefault
+				f.Severity = SeverityWarning
+				f.FromConstraint, f.ToConstraint = defaultDesc(da, oka), defaultDesc(db, okb)
+				f.Message = "defaults differ: an object written without the field reads back differently in each version"
+				s.add(f)
+			}
+		}
+	}
+}
+
+func defaultDesc(v any, ok bool) string {
+	if !ok {
+		return "no default"
+	}
+	return "default " + jsonStr(v)
+}
+
+// transform checks a field rewritten by a rule other than rename, in the
+// direction given (from's node fn into to's node tn).
+func (s *static) transform(base Finding, fn, tn *schema.Node, r *Rule, toHub bool) {
+	base.Check = CheckDomain
+	add := func(fc, tc, msg string, sev Severity) {
+		f := base
+		f.FromConstraint, f.ToConstraint, f.Message, f.Severity = fc, tc, fmt.Sprintf("rule %s: %s", r.Name(), msg), sev
+		s.add(f)
+	}
+	ft, tt := typeOf(fn), typeOf(tn)
+	want := func(fromType, toType string) bool {
+		if !toHub {
+			fromType, toType = toType, fromType
+		}
+		ok := true
+		if ft != fromType && ft != "any" && !(fromType == "integer" && ft == "int-or-string") && !(fromType == "number" && ft == "integer") {
+			add("type "+ft, "type "+tt, fmt.Sprintf("expects type %s in %s", fromType, base.From), SeverityError)
+			ok = false
+		}
+		if tt != toType && tt != "any" && !(toType == "number" && tt == "integer") && tt != "int-or-string" {
+			add("type "+ft, "type "+tt, fmt.Sprintf("produces type %s, %s holds type %s", toType, base.To, tt), SeverityError)
+			ok = false
+		}
+		return ok
+	}
+	switch r.Kind {
+	case "enum":
+		values, _ := r.Params["values"].(map[string]any)
+		fromVals := enumValues(fn)
+		if !toHub {
+			inv := map[string]any{}
+			for k, v := range values {
+				inv[fmt.Sprint(v)] = k
+			}
+			values = inv
+		}
+		if len(fromVals) == 0 {
+			add("any string", "enum mapping of "+jsonStr(keys(values)), "values outside the mapping have no equivalent", SeverityWarning)
+		}
+		toVals := enumValues(tn)
+		for _, v := range fromVals {
+			mv, ok := values[fmt.Sprint(v)]
+			switch {
+			case !ok:
+				add(enumDesc(fromVals), "enum mapping of "+jsonStr(keys(values)), fmt.Sprintf("value %s has no mapping", jsonStr(v)), SeverityError)
+			case len(toVals) > 0 && !containsValue(toVals, mv):
+				add(enumDesc(fromVals), enumDesc(toVals), fmt.Sprintf("value %s maps to %s, which %s does not accept", jsonStr(v), jsonStr(mv), base.To), SeverityError)
+			}
+		}
+	case "duration":
+		want("integer", "string")
+		if toHub {
+			if lo, _, loD, _ := intBounds(fn); lo < 0 {
+				add(loD, "a duration", "negative durations", SeverityWarning)
+			}
+		}
+	case "intToString":
+		want("integer", "string")
+	case "stringToInt":
+		want("string", "integer")
+	case "scale":
+		if !want("integer", "integer") {
+			return
+		}
+		factor := 1.0
+		if m, ok := toFloat(r.Params["multiply"]); ok {
+			factor = m
+		} else if d, ok := toFloat(r.Params["divide"]); ok && d != 0 {
+			factor = 1 / d
+		}
+		if !toHub {
+			factor = 1 / factor
+		}
+		lo, hi, loD, hiD := intBounds(fn)
+		tlo, thi, tloD, thiD := intBounds(tn)
+		if thi == math.Inf(1) {
+			thi, thiD = math.MaxInt64, "int64 (maximum 9223372036854775807)"
+		}
+		if tlo == math.Inf(-1) {
+			tlo, tloD = math.MinInt64, "int64 (minimum -9223372036854775808)"
+		}
+		if hi*factor > thi {
+			add(hiD+fmt.Sprintf(" (x%s)", num(factor)), thiD, "scaled maximum overflows", SeverityError)
+		}
+		if lo*factor < tlo {
+			add(loD+fmt.Sprintf(" (x%s)", num(factor)), tloD, "scaled minimum underflows", SeverityError)
+		}
+		if factor < 1 {
+			div := 1 / factor
+			mult := 0.0
+			if fn.ValueValidation != nil && fn.ValueValidation.MultipleOf != nil {
+				mult = *fn.ValueValidation.MultipleOf
+			}
+			if mult == 0 || math.Mod(mult, div) != 0 {
+				add("any integer", "multiples of "+num(div), fmt.Sprintf("values that are not multiples of %s cannot be held exactly", num(div)), SeverityWarning)
+			}
+		}
+	case "listToMap":
+		key, _ := r.Params["key"].(string)
+		list, obj := fn, tn
+		if !toHub {
+			list, obj = tn, fn
+		}
+		if typeOf(list) != "array" {
+			add("type "+typeOf(list), "type "+typeOf(obj), "expects a list on the spoke side", SeverityError)
+			return
+		}
+		if typeOf(obj) != "object" || obj.AdditionalProperties == nil {
+			add("list", "type "+typeOf(obj), "expects a map (object with additionalProperties) on the hub side", SeverityError)
+			return
+		}
+		if toHub {
+			lt, ks := schema.ListType(list)
+			if lt != "map" || !sameStrings(ks, []string{key}) {
+				add(listDesc(lt, ks)+" (duplicate "+key+" values accepted)", "map keyed by "+key, "a list with two items of the same "+key+" cannot be held by the map", SeverityError)
+			}
+			if list.Items == nil || !slices.Contains(required(list.Items), key) {
+				add(key+" optional", key+" is the map key", "items without "+key+" cannot be held by the map", SeverityError)
+			}
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,199 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Definition declares a hub and its spokes for one group and kind.
+type Definition struct {
+	Group, Kind string
+	// Hub is the version every conversion goes through (usually the
+	// storage version).
+	Hub string
+	// Spokes are the other versions, each with the rules that map it to
+	// the hub.
+	Spokes []Spoke
+}
+
+// Spoke is a version other than the hub, with the rules (spoke -> hub) that
+// map it to the hub.
+type Spoke struct {
+	Version string
+	Rules   []Rule
+}
+
+// Converter converts the objects of one group and kind between the versions
+// of a Definition, through the hub. It is safe for concurrent use.
+type Converter struct {
+	group, kind, hub string
+	versions         []string
+	spokes           map[string][]Rule
+	trie             *trie
+}
+
+// New checks def and returns its Converter.
+func New(def Definition) (*Converter, error) {
+	if def.Group == "" || def.Kind == "" || def.Hub == "" {
+		return nil, fmt.Errorf("definition needs a group, a kind and a hub version")
+	}
+	c := &Converter{group: def.Group, kind: def.Kind, hub: def.Hub, versions: []string{def.Hub}, spokes: map[string][]Rule{}, trie: &trie{}}
+	c.trie.add(Path{segs: []string{"apiVersion"}})
+	for _, s := range def.Spokes {
+		if s.Version == "" {
+			return nil, fmt.Errorf("a spoke has no version")
+		}
+		if s.Version == def.Hub {
+			return nil, fmt.Errorf("version %s is the hub and cannot also be a spoke", s.Version)
+		}
+		if _, dup := c.spokes[s.Version]; dup {
+			return nil, fmt.Errorf("spoke %s is declared twice", s.Version)
+		}
+		for i, r := range s.Rules {
+			if r == nil {
+				return nil, fmt.Errorf("spoke %s: rule %d is nil", s.Version, i)
+			}
+			if pr, ok := r.(pathRule); ok {
+				for _, p := range pr.paths() {
+					c.trie.add(p)
+				}
+			}
+		}
+		c.spokes[s.Version] = append([]Rule(nil), s.Rules...)
+		c.versions = append(c.versions, s.Version)
+	}
+	return c, nil
+}
+
+// Group returns the API group the converter serves.
+func (c *Converter) Group() string { return c.group }
+
+// Kind returns the kind the converter serves.
+func (c *Converter) Kind() string { return c.kind }
+
+// Hub returns the hub version.
+func (c *Converter) Hub() string { return c.hub }
+
+// Versions returns the hub, then the spokes in declaration order.
+func (c *Converter) Versions() []string { return append([]string(nil), c.versions...) }
+
+func (c *Converter) knownVersion(v string) bool {
+	if v == c.hub {
+		return true
+	}
+	_, ok := c.spokes[v]
+	return ok
+}
+
+// checkAPIVersion splits an apiVersion of this converter's group.
+func (c *Converter) checkAPIVersion(apiVersion string) (string, error) {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return "", fmt.Errorf("apiVersion %q: %w: %s objects are in group %s (versions %s)", apiVersion, ErrUnknownVersion, c.kind, c.group, strings.Join(c.versions, ", "))
+	}
+	if group != c.group {
+		return "", fmt.Errorf("apiVersion %q: %w: group %q is not %q (versions %s)", apiVersion, ErrUnknownVersion, group, c.group, strings.Join(c.versions, ", "))
+	}
+	if !c.knownVersion(version) {
+		return "", fmt.Errorf("apiVersion %q: %w: %s/%s declares versions %s", apiVersion, ErrUnknownVersion, c.group, c.kind, strings.Join(c.versions, ", "))
+	}
+	return version, nil
+}
+
+// Convert appends to dst the JSON of obj converted to toAPIVersion
+// ("group/version") and returns the extended buffer. obj converted to its
+// own version comes back byte for byte. Errors are *Error values.
+//
+// Only what the rules name changes: every other byte of metadata, status,
+// unknown fields, number literals, string escapes and key order is copied
+// from obj. Convert does no I/O and reads no clock: the same input gives the
+// same output.
+func (c *Converter) Convert(dst, obj []byte, toAPIVersion string) ([]byte, error) {
+	st := getState()
+	defer putState(st)
+	out, err := c.convert(st, dst, obj, toAPIVersion)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, error) {
+	root, err := st.p.parseDocument(obj, c.trie)
+	if err != nil {
+		return nil, &Error{Index: -1, To: to, Err: err}
+	}
+	o := &Object{st: st, root: root}
+	fail := func(from string, err error) error {
+		e, ok := err.(*Error)
+		if !ok {
+			e = &Error{Index: -1, Err: err}
+		}
+		e.From, e.To = from, to
+		e.Namespace, e.Name = o.identity()
+		return e
+	}
+	if root.obj == nil {
+		return nil, &Error{Index: -1, To: to, Err: fmt.Errorf("the object is %s, not a JSON object", describe(root))}
+	}
+	av := root.obj.find("apiVersion")
+	if av < 0 {
+		return nil, fail("", &Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("the object has no apiVersion")})
+	}
+	from, ok := stringOf(root.obj.members[av].val)
+	if !ok {
+		return nil, fail("", &Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("apiVersion is %s, not a string", describe(root.obj.members[av].val))})
+	}
+	fromVersion, err := c.checkAPIVersion(from)
+	if err != nil {
+		return nil, fail(from, &Error{Index: -1, Pointer: "/apiVersion", Err: err})
+	}
+	toVersion, err := c.checkAPIVersion(to)
+	if err != nil {
+		return nil, fail(from, err)
+	}
+	if k := root.obj.find("kind"); k < 0 {
+		return nil, fail(from, &Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("the object has no kind")})
+	} else if kind, _ := stringOf(root.obj.members[k].val); kind != c.kind {
+		return nil, fail(from, &Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("kind %s is not %s, the kind this converter serves", root.obj.members[k].val.raw, c.kind)})
+	}
+	if fromVersion == toVersion {
+		return append(dst, obj...), nil
+	}
+	if fromVersion != c.hub {
+		o.from, o.to = fromVersion, c.hub
+		for _, r := range c.spokes[fromVersion] {
+			if err := r.ToHub(o); err != nil {
+				return nil, fail(from, err)
+			}
+		}
+	}
+	if toVersion != c.hub {
+		o.from, o.to = c.hub, toVersion
+		rules := c.spokes[toVersion]
+		for i := len(rules) - 1; i >= 0; i-- {
+			if err := rules[i].FromHub(o); err != nil {
+				return nil, fail(from, err)
+			}
+		}
+	}
+	o.from, o.to = fromVersion, toVersion
+	if err := o.flushPreserved(); err != nil {
+		return nil, fail(from, err)
+	}
+	// apiVersion is the target; kind stays.
+	o.root.obj.modified = true
+	o.root.obj.members[o.root.obj.find("apiVersion")].val = node{raw: st.keep(quoteKey(to))}
+	return o.root.write(dst), nil
+}
+
+// identity returns the namespace and name of the object, for errors.
+func (o *Object) identity() (namespace, name string) {
+	if n, _ := o.lookup(Path{segs: []string{"metadata", "namespace"}}); n != nil {
+		namespace, _ = stringOf(*n)
+	}
+	if n, _ := o.lookup(Path{segs: []string{"metadata", "name"}}); n != nil {
+		name, _ = stringOf(*n)
+	}
+	return namespace, name
+}

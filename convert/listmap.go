@@ -1,0 +1,265 @@
+package convert
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Order says whether the order of a list converted to a map matters.
+type Order string
+
+// List orders.
+const (
+	// OrderKeep keeps the list's order across a round trip: the map cannot
+	// hold it (the API server stores map keys sorted), so when it is not
+	// already sorted it is kept in the preserved annotation.
+	OrderKeep Order = "keep"
+	// OrderIgnore declares the order meaningless: the list is a set keyed by
+	// the key field, and comes back sorted by key.
+	OrderIgnore Order = "ignore"
+)
+
+// KeyType is the JSON type of a list's key field.
+type KeyType string
+
+// Key types.
+const (
+	KeyString  KeyType = "string"
+	KeyInteger KeyType = "integer"
+)
+
+type listMapRule struct {
+	from, to Path
+	key      string
+	keyType  KeyType
+	order    Order
+}
+
+// ListToMap converts the spoke list from, whose items are objects with a
+// unique key field, into the hub map to, keyed by that field (the key is
+// removed from each value). Duplicate keys fail the conversion rather than
+// overwrite one another; so do items that are not objects or whose key is
+// missing or of the wrong type.
+func ListToMap(from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
+	if err := checkPair("listToMap", from, to); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, fmt.Errorf("listToMap %s: key is required", from)
+	}
+	switch keyType {
+	case "":
+		keyType = KeyString
+	case KeyString, KeyInteger:
+	default:
+		return nil, fmt.Errorf("listToMap %s: keyType must be string or integer, got %q", from, keyType)
+	}
+	switch order {
+	case "":
+		order = OrderKeep
+	case OrderKeep, OrderIgnore:
+	default:
+		return nil, fmt.Errorf("listToMap %s: order must be keep or ignore, got %q", from, order)
+	}
+	return &listMapRule{from: from, to: to, key: key, keyType: keyType, order: order}, nil
+}
+
+func (r *listMapRule) String() string {
+	s := fmt.Sprintf("listToMap %s", r.from)
+	if !r.from.Equal(r.to) {
+		s += " -> " + r.to.String()
+	}
+	return s + fmt.Sprintf(" (key %s)", r.key)
+}
+
+func (r *listMapRule) paths() []Path { return []Path{r.from, r.to} }
+
+func (r *listMapRule) ToHub(o *Object) error {
+	return move(o, r, r.from, r.to, func(n node) (node, error) { return r.listToMap(o, n) })
+}
+
+func (r *listMapRule) FromHub(o *Object) error {
+	return move(o, r, r.to, r.from, func(n node) (node, error) { return r.mapToList(o, n) })
+}
+
+func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
+	if n.kind() != '[' {
+		return node{}, ruleErr(r, r.from, "value is %s, not a list", describe(n))
+	}
+	items, err := o.st.elements(n.raw)
+	if err != nil {
+		return node{}, wrapRuleErr(r, r.from, err)
+	}
+	keys := make([]string, 0, len(items))
+	seen := make(map[string]int, len(items))
+	out := []byte{'{'}
+	for i := range items {
+		at := Path{segs: append(slices.Clone(r.from.segs), strconv.Itoa(i))}
+		it := &items[i]
+		if ok, err := o.st.expand(it); err != nil {
+			return node{}, wrapRuleErr(r, at, err)
+		} else if !ok {
+			return node{}, ruleErr(r, at, "item is %s, not an object with key field %q", describe(*it), r.key)
+		}
+		ki := it.obj.find(r.key)
+		if ki < 0 {
+			return node{}, ruleErr(r, at, "item has no key field %q", r.key)
+		}
+		kv := it.obj.members[ki].val
+		var k string
+		switch r.keyType {
+		case KeyString:
+			s, ok := stringOf(kv)
+			if !ok {
+				return node{}, ruleErr(r, at, "key field %q is %s, not a string", r.key, describe(kv))
+			}
+			k = s
+		case KeyInteger:
+			if !canonicalInt.Match(kv.raw) {
+				return node{}, ruleErr(r, at, "key field %q is %s, not an integer", r.key, describe(kv))
+			}
+			k = string(kv.raw)
+		}
+		if j, dup := seen[k]; dup {
+			return node{}, ruleErr(r, at, "duplicate key %s=%q (also at index %d); a map cannot hold both, so nothing is overwritten", r.key, k, j)
+		}
+		seen[k] = i
+		keys = append(keys, k)
+		it.obj.members[ki].deleted = true
+		it.obj.modified = true
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, quoteKey(k)...)
+		out = append(out, ':')
+		out = it.write(out)
+	}
+	out = append(out, '}')
+	if r.order == OrderKeep && !slices.IsSorted(keys) {
+		if err := o.keepOrder(o.from, r.to, keys); err != nil {
+			return node{}, wrapRuleErr(r, r.to, err)
+		}
+	}
+	return node{raw: o.st.keep(out)}, nil
+}
+
+func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
+	if ok, err := o.st.expand(&n); err != nil {
+		return node{}, wrapRuleErr(r, r.to, err)
+	} else if !ok {
+		return node{}, ruleErr(r, r.to, "value is %s, not a map", describe(n))
+	}
+	// Order: the kept order first (keys still present), then the rest in
+	// the map's order; sorted when order does not matter.
+	idx := make([]int, 0, len(n.obj.members))
+	for i := range n.obj.members {
+		if !n.obj.members[i].deleted {
+			idx = append(idx, i)
+		}
+	}
+	kept, err := o.takeOrder(o.to, r.to)
+	if err != nil {
+		return node{}, wrapRuleErr(r, r.to, err)
+	}
+	switch {
+	case r.order == OrderIgnore:
+		slices.SortStableFunc(idx, func(a, b int) int {
+			ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
+			switch {
+			case ka < kb:
+				return -1
+			case ka > kb:
+				return 1
+			}
+			return 0
+		})
+	case len(kept) > 0:
+		rank := make(map[string]int, len(kept))
+		for i, k := range kept {
+			rank[k] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			ra, oka := rank[decodeKey(n.obj.members[a].rawKey)]
+			rb, okb := rank[decodeKey(n.obj.members[b].rawKey)]
+			switch {
+			case oka && okb:
+				return ra - rb
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+	}
+	out := []byte{'['}
+	for j, i := range idx {
+		m := &n.obj.members[i]
+		k := decodeKey(m.rawKey)
+		at := Path{segs: append(slices.Clone(r.to.segs), k)}
+		v := &m.val
+		if ok, err := o.st.expand(v); err != nil {
+			return node{}, wrapRuleErr(r, at, err)
+		} else if !ok {
+			return node{}, ruleErr(r, at, "value is %s, not an object", describe(*v))
+		}
+		if v.obj.find(r.key) >= 0 {
+			return node{}, ruleErr(r, at, "value holds the key field %q, which the map key already gives; remove it", r.key)
+		}
+		if j > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, '{')
+		out = append(out, quoteKey(r.key)...)
+		out = append(out, ':')
+		switch r.keyType {
+		case KeyString:
+			out = append(out, quoteKey(k)...)
+		case KeyInteger:
+			if !canonicalInt.MatchString(k) {
+				return node{}, ruleErr(r, at, "map key %q is not an integer, but the list's key field %q is", k, r.key)
+			}
+			out = append(out, k...)
+		}
+		if v.obj.live() > 0 {
+			v.obj.modified = true
+			body := v.write(nil)
+			out = append(out, ',')
+			out = append(out, body[1:]...)
+		} else {
+			out = append(out, '}')
+		}
+	}
+	out = append(out, ']')
+	return node{raw: o.st.keep(out)}, nil
+}
+
+// elements splits a (valid) JSON array into its items.
+func (s *state) elements(raw []byte) ([]node, error) {
+	var p parser
+	p.st = s
+	p.data = raw
+	p.pos = 1
+	var items []node
+	p.skipSpace()
+	if p.pos < len(raw) && raw[p.pos] == ']' {
+		return items, nil
+	}
+	for {
+		start := p.pos
+		if err := p.skipValue(); err != nil {
+			return nil, err
+		}
+		items = append(items, node{raw: raw[start:p.pos]})
+		p.skipSpace()
+		if p.pos >= len(raw) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		if raw[p.pos] == ']' {
+			return items, nil
+		}
+		p.pos++ // ','
+		p.skipSpace()
+	}
+}

@@ -1,0 +1,246 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Object is the raw JSON of one object while it is converted. Rules and Go
+// functions read and change it through paths; what they do not touch is
+// written out exactly as it was read.
+//
+// Values go in and out as raw JSON. An Object is only valid during the call
+// it was passed to.
+type Object struct {
+	st   *state
+	root node
+
+	// from and to are the versions of the step being run (spoke and hub, or
+	// hub and spoke).
+	from, to string
+	pres     *preservation
+}
+
+// FromVersion is the version the object is converted from in this step.
+func (o *Object) FromVersion() string { return o.from }
+
+// ToVersion is the version the object is converted to in this step.
+func (o *Object) ToVersion() string { return o.to }
+
+// Get returns the raw JSON of the value at p and whether it exists. An
+// explicit null exists and is returned as "null".
+func (o *Object) Get(p Path) ([]byte, bool, error) {
+	n, err := o.lookup(p)
+	if err != nil || n == nil {
+		return nil, false, err
+	}
+	return o.rawOf(n), true, nil
+}
+
+// Decode unmarshals the value at p into v (encoding/json rules) and reports
+// whether the value exists.
+func (o *Object) Decode(p Path, v any) (bool, error) {
+	raw, ok, err := o.Get(p)
+	if err != nil || !ok {
+		return false, err
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return true, fmt.Errorf("%s: %w", p.Pointer(), err)
+	}
+	return true, nil
+}
+
+// Set stores raw (which must be valid JSON) at p, creating missing parent
+// objects. It fails if a parent exists and is not an object.
+func (o *Object) Set(p Path, raw []byte) error {
+	var sp parser
+	sp.st = o.st
+	n, err := sp.parseDocument(raw, nil)
+	if err != nil {
+		return fmt.Errorf("setting %s: %w", p.Pointer(), err)
+	}
+	return o.set(p, node{raw: o.st.keep(n.raw)})
+}
+
+// Encode marshals v with encoding/json and stores it at p.
+func (o *Object) Encode(p Path, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Pointer(), err)
+	}
+	return o.set(p, node{raw: o.st.keep(raw)})
+}
+
+// Delete removes the value at p and returns its raw JSON, if it existed.
+func (o *Object) Delete(p Path) ([]byte, bool, error) {
+	n, ok, err := o.del(p)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return o.rawOf(&n), true, nil
+}
+
+// rawOf returns the JSON of n, writing a modified object into scratch space.
+func (o *Object) rawOf(n *node) []byte {
+	if n.obj == nil || !n.obj.modified {
+		return n.raw
+	}
+	start := len(o.st.scratch)
+	o.st.scratch = n.write(o.st.scratch)
+	return o.st.scratch[start:len(o.st.scratch):len(o.st.scratch)]
+}
+
+// lookup returns the node at p, or nil when it (or a parent) is missing or a
+// parent is not an object.
+func (o *Object) lookup(p Path) (*node, error) {
+	cur := &o.root
+	for _, seg := range p.segs {
+		ok, err := o.st.expand(cur)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, nil
+		}
+		i := cur.obj.find(seg)
+		if i < 0 {
+			return nil, nil
+		}
+		cur = &cur.obj.members[i].val
+	}
+	return cur, nil
+}
+
+// set stores v at p, creating missing parent objects.
+func (o *Object) set(p Path, v node) error {
+	if len(p.segs) == 0 {
+		return fmt.Errorf("cannot replace the whole object")
+	}
+	cur := &o.root
+	for depth, seg := range p.segs {
+		ok, err := o.st.expand(cur)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			parent := Path{segs: p.segs[:depth]}
+			return fmt.Errorf("cannot set %s: %s is %s, not an object", p.Pointer(), parent.Pointer(), describe(*cur))
+		}
+		cur.obj.modified = true
+		i := cur.obj.find(seg)
+		last := depth == len(p.segs)-1
+		if i < 0 {
+			m := member{rawKey: o.st.keep(quoteKey(seg))}
+			if last {
+				m.val = v
+			} else {
+				m.val = node{raw: []byte("{}"), obj: &objNode{modified: true}}
+			}
+			cur.obj.members = append(cur.obj.members, m)
+			i = len(cur.obj.members) - 1
+			if last {
+				return nil
+			}
+		} else if last {
+			cur.obj.members[i].val = v
+			return nil
+		}
+		cur = &cur.obj.members[i].val
+	}
+	return nil
+}
+
+// del removes the value at p.
+func (o *Object) del(p Path) (node, bool, error) {
+	if len(p.segs) == 0 {
+		return node{}, false, fmt.Errorf("cannot delete the whole object")
+	}
+	cur := &o.root
+	var visited [16]*objNode
+	objs := visited[:0]
+	for depth, seg := range p.segs {
+		ok, err := o.st.expand(cur)
+		if err != nil || !ok {
+			return node{}, false, err
+		}
+		objs = append(objs, cur.obj)
+		i := cur.obj.find(seg)
+		if i < 0 {
+			return node{}, false, nil
+		}
+		if depth == len(p.segs)-1 {
+			old := cur.obj.members[i].val
+			cur.obj.members[i].deleted = true
+			for _, ob := range objs {
+				ob.modified = true
+			}
+			return old, true, nil
+		}
+		cur = &cur.obj.members[i].val
+	}
+	return node{}, false, nil
+}
+
+// pruneEmpty deletes the parents of p, deepest first, that are now empty
+// objects, but never the first keep segments.
+func (o *Object) pruneEmpty(p Path, keep int) error {
+	for d := len(p.segs) - 1; d > keep; d-- {
+		parent := Path{segs: p.segs[:d]}
+		n, err := o.lookup(parent)
+		if err != nil {
+			return err
+		}
+		if n == nil || n.obj == nil || n.obj.live() != 0 {
+			return nil
+		}
+		if _, _, err := o.del(parent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describe names the JSON type of n for error messages.
+func describe(n node) string {
+	switch n.kind() {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case 0:
+		return "missing"
+	default:
+		return "a number"
+	}
+}
+
+// quoteKey returns k as a JSON string.
+func quoteKey(k string) []byte {
+	b, _ := json.Marshal(k) // a string always marshals
+	return b
+}
+
+// stringOf decodes n as a JSON string.
+func stringOf(n node) (string, bool) {
+	if n.kind() != '"' {
+		return "", false
+	}
+	inner := n.raw[1 : len(n.raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(n.raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}

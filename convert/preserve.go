@@ -1,0 +1,297 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// PreservedAnnotation holds, on an object, the data that the version it is
+// written in cannot hold: fields of another version, the exact form of a
+// value that was rounded, the order of a list kept as a map. Annotations are
+// the only part of metadata the API server takes from a conversion webhook's
+// response, so this is the one place such data survives a round trip.
+//
+// The value is a JSON object keyed by the version that owns the data:
+//
+//	{"v1":{"fields":{"/spec/paused":true}},
+//	 "v1alpha1":{"order":{"/spec/endpoints":["b","a"]}}}
+const PreservedAnnotation = "hubspoke.dev/preserved"
+
+// MaxAnnotationsSize is the API server's limit on the total size of an
+// object's annotations (keys plus values), in bytes.
+const MaxAnnotationsSize = 256 * 1024
+
+var annotationsPath = Path{segs: []string{"metadata", "annotations"}}
+var preservedPath = Path{segs: []string{"metadata", "annotations", PreservedAnnotation}}
+
+// stash is the data one version owns on an object written in another.
+type stash struct {
+	// Fields holds values of fields the other version lacks, by pointer.
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
+	// Exact holds the exact value of a field whose conversion lost
+	// something (rounding, formatting), with the value it was converted to:
+	// it is restored only while that value is unchanged.
+	Exact map[string]exactValue `json:"exact,omitempty"`
+	// Order holds the key order of a list that the other version keeps as
+	// a map.
+	Order map[string][]string `json:"order,omitempty"`
+}
+
+type exactValue struct {
+	Value json.RawMessage `json:"value"`
+	As    json.RawMessage `json:"as"`
+}
+
+func (s *stash) empty() bool { return len(s.Fields) == 0 && len(s.Exact) == 0 && len(s.Order) == 0 }
+
+type preservation struct {
+	data    map[string]*stash
+	changed bool
+}
+
+// preserved loads the annotation on first use.
+func (o *Object) preserved() (*preservation, error) {
+	if o.pres != nil {
+		return o.pres, nil
+	}
+	o.pres = &preservation{data: map[string]*stash{}}
+	n, err := o.lookup(preservedPath)
+	if err != nil || n == nil {
+		return o.pres, err
+	}
+	s, ok := stringOf(*n)
+	if !ok {
+		return nil, &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf("annotation %s is %s, not a string", PreservedAnnotation, describe(*n))}
+	}
+	d := json.NewDecoder(strings.NewReader(s))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&o.pres.data); err != nil {
+		return nil, &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf("annotation %s is not valid hubspoke data: %w", PreservedAnnotation, err)}
+	}
+	for v, s := range o.pres.data {
+		if s == nil {
+			delete(o.pres.data, v)
+		}
+	}
+	return o.pres, nil
+}
+
+// stashOf returns the stash of version v, creating it when create is set.
+func (o *Object) stashOf(v string, create bool) (*stash, error) {
+	p, err := o.preserved()
+	if err != nil {
+		return nil, err
+	}
+	s := p.data[v]
+	if s == nil && create {
+		s = &stash{}
+		p.data[v] = s
+	}
+	return s, nil
+}
+
+// keepField stores the value of a field version v owns.
+func (o *Object) keepField(v string, p Path, raw []byte) error {
+	s, err := o.stashOf(v, true)
+	if err != nil {
+		return err
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]json.RawMessage{}
+	}
+	s.Fields[p.Pointer()] = json.RawMessage(raw)
+	o.pres.changed = true
+	return nil
+}
+
+// takeField removes and returns the kept value of a field version v owns.
+func (o *Object) takeField(v string, p Path) ([]byte, bool, error) {
+	s, err := o.stashOf(v, false)
+	if err != nil || s == nil {
+		return nil, false, err
+	}
+	raw, ok := s.Fields[p.Pointer()]
+	if ok {
+		delete(s.Fields, p.Pointer())
+		o.pres.changed = true
+	}
+	return raw, ok, nil
+}
+
+func (o *Object) keepExact(v string, p Path, value, as []byte) error {
+	s, err := o.stashOf(v, true)
+	if err != nil {
+		return err
+	}
+	if s.Exact == nil {
+		s.Exact = map[string]exactValue{}
+	}
+	s.Exact[p.Pointer()] = exactValue{Value: append([]byte(nil), value...), As: append([]byte(nil), as...)}
+	o.pres.changed = true
+	return nil
+}
+
+// takeExact removes the exact value kept for p and returns it if the value
+// it was converted to is still as (an edit since then wins).
+func (o *Object) takeExact(v string, p Path, as []byte) ([]byte, bool, error) {
+	s, err := o.stashOf(v, false)
+	if err != nil || s == nil {
+		return nil, false, err
+	}
+	e, ok := s.Exact[p.Pointer()]
+	if !ok {
+		return nil, false, nil
+	}
+	delete(s.Exact, p.Pointer())
+	o.pres.changed = true
+	if !jsonEqual(e.As, as) {
+		return nil, false, nil
+	}
+	return e.Value, true, nil
+}
+
+func (o *Object) keepOrder(v string, p Path, keys []string) error {
+	s, err := o.stashOf(v, true)
+	if err != nil {
+		return err
+	}
+	if s.Order == nil {
+		s.Order = map[string][]string{}
+	}
+	s.Order[p.Pointer()] = keys
+	o.pres.changed = true
+	return nil
+}
+
+func (o *Object) takeOrder(v string, p Path) ([]string, error) {
+	s, err := o.stashOf(v, false)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	keys, ok := s.Order[p.Pointer()]
+	if ok {
+		delete(s.Order, p.Pointer())
+		o.pres.changed = true
+	}
+	return keys, nil
+}
+
+// flushPreserved writes the annotation back if it changed: removed when
+// nothing is left to keep (and the annotations map with it when that leaves
+// it empty), never added when there is nothing to keep.
+func (o *Object) flushPreserved() error {
+	if o.pres == nil || !o.pres.changed {
+		return nil
+	}
+	for v, s := range o.pres.data {
+		if s.empty() {
+			delete(o.pres.data, v)
+		}
+	}
+	if len(o.pres.data) == 0 {
+		if _, _, err := o.del(preservedPath); err != nil {
+			return err
+		}
+		return o.pruneEmpty(preservedPath, 1)
+	}
+	inner, err := json.Marshal(o.pres.data) // maps marshal with sorted keys: deterministic
+	if err != nil {
+		return err
+	}
+	value, err := json.Marshal(string(inner))
+	if err != nil {
+		return err
+	}
+	if err := o.set(preservedPath, node{raw: o.st.keep(value)}); err != nil {
+		return &Error{Pointer: preservedPath.Pointer(), Err: err}
+	}
+	size, err := o.annotationsSize()
+	if err != nil {
+		return err
+	}
+	if size > MaxAnnotationsSize {
+		return &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf(
+			"keeping the fields version %s cannot hold needs %d bytes in annotation %s, which grows metadata.annotations to %d bytes, over the API server's limit of %d bytes",
+			o.to, len(inner), PreservedAnnotation, size, MaxAnnotationsSize)}
+	}
+	return nil
+}
+
+// annotationsSize computes the total size of the annotations the way the
+// API server does: the sum of the lengths of every key and value.
+func (o *Object) annotationsSize() (int, error) {
+	n, err := o.lookup(annotationsPath)
+	if err != nil || n == nil {
+		return 0, err
+	}
+	if _, err := o.st.expand(n); err != nil || n.obj == nil {
+		return 0, err
+	}
+	total := 0
+	for _, m := range n.obj.members {
+		if m.deleted {
+			continue
+		}
+		total += len(decodeKey(m.rawKey))
+		if s, ok := stringOf(m.val); ok {
+			total += len(s)
+		}
+	}
+	return total, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// jsonEqual compares two JSON values semantically (key order ignored,
+// numbers compared by their literal after compaction).
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	da := json.NewDecoder(strings.NewReader(string(a)))
+	da.UseNumber()
+	db := json.NewDecoder(strings.NewReader(string(b)))
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return false
+	}
+	return equalValues(x, y)
+}
+
+func equalValues(x, y any) bool {
+	switch a := x.(type) {
+	case map[string]any:
+		b, ok := y.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			w, ok := b[k]
+			if !ok || !equalValues(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := y.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalValues(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return x == y
+	}
+}

@@ -1,0 +1,144 @@
+package convert
+
+import (
+	"fmt"
+)
+
+// A Rule maps one aspect of a spoke version to the hub. Rules are written in
+// the spoke -> hub direction; the engine runs them in order on the way to the
+// hub and runs their inverses in reverse order on the way back. Every rule
+// built by this package is checked to be invertible when it is made.
+type Rule interface {
+	// String names the rule in errors, e.g. "rename spec.replicas -> spec.size".
+	String() string
+	// ToHub applies the rule to an object on its way from the spoke to the hub.
+	ToHub(o *Object) error
+	// FromHub applies the inverse, on the way from the hub to the spoke.
+	FromHub(o *Object) error
+}
+
+// pathRule is implemented by rules that know the paths they read, so the
+// scanner can expand those objects while it validates the document.
+type pathRule interface {
+	paths() []Path
+}
+
+// ruleErr builds the Error of a rule failing at p.
+func ruleErr(r Rule, p Path, format string, args ...any) error {
+	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: fmt.Errorf(format, args...)}
+}
+
+// wrapRuleErr attaches the rule to an error from the object model.
+func wrapRuleErr(r Rule, p Path, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*Error); ok {
+		if e.Rule == "" {
+			e.Rule = r.String()
+		}
+		return e
+	}
+	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: err}
+}
+
+// Func is a conversion written in Go, on the same raw object API as rules.
+type Func func(o *Object) error
+
+type funcRule struct {
+	name           string
+	toHub, fromHub Func
+}
+
+// Funcs makes a rule of two Go functions, for what declarative rules cannot
+// express: toHub maps the spoke to the hub, fromHub maps back. Both are
+// required; the engine cannot derive one from the other. name identifies the
+// rule in errors.
+func Funcs(name string, toHub, fromHub Func) (Rule, error) {
+	if toHub == nil || fromHub == nil {
+		return nil, fmt.Errorf("funcs %s: both the to-hub and the from-hub function are required, the engine cannot invert Go code", name)
+	}
+	return &funcRule{name: name, toHub: toHub, fromHub: fromHub}, nil
+}
+
+func (r *funcRule) String() string { return "funcs " + r.name }
+
+func (r *funcRule) ToHub(o *Object) error { return wrapRuleErr(r, Path{}, r.toHub(o)) }
+
+func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fromHub(o)) }
+
+// move takes the value at src to dst. Missing stays missing; a null or zero
+// value moves as it is. Parents of src that the move empties are removed
+// below the paths' common prefix, mirroring the parents created for dst.
+func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	n, err := o.lookup(src)
+	if err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		return nil
+	}
+	v := *n
+	if conv != nil && !v.isNull() {
+		if v, err = conv(v); err != nil {
+			return err
+		}
+	}
+	if src.Equal(dst) {
+		return wrapRuleErr(r, dst, o.set(dst, v))
+	}
+	if d, err := o.lookup(dst); err != nil {
+		return wrapRuleErr(r, dst, err)
+	} else if d != nil {
+		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", src.Pointer(), dst.Pointer(), dst.Pointer())
+	}
+	// Same parent: rename the key in place, so it keeps its position.
+	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) == len(src.segs)-1 {
+		parent, _ := o.lookup(Path{segs: src.segs[:len(src.segs)-1]})
+		if err := o.markPath(src); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+		i := parent.obj.find(src.segs[len(src.segs)-1])
+		parent.obj.members[i].rawKey = o.st.keep(quoteKey(dst.segs[len(dst.segs)-1]))
+		parent.obj.members[i].val = v
+		return nil
+	}
+	if _, _, err := o.del(src); err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	if err := o.set(dst, v); err != nil {
+		return wrapRuleErr(r, dst, err)
+	}
+	return wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// markPath marks every object on the way to p as modified.
+func (o *Object) markPath(p Path) error {
+	cur := &o.root
+	for _, seg := range p.segs {
+		ok, err := o.st.expand(cur)
+		if err != nil || !ok {
+			return err
+		}
+		cur.obj.modified = true
+		i := cur.obj.find(seg)
+		if i < 0 {
+			return nil
+		}
+		cur = &cur.obj.members[i].val
+	}
+	return nil
+}
+
+func checkPair(kind string, from, to Path) error {
+	if err := checkRulePath(from); err != nil {
+		return fmt.Errorf("%s: from: %w", kind, err)
+	}
+	if err := checkRulePath(to); err != nil {
+		return fmt.Errorf("%s: to: %w", kind, err)
+	}
+	if !from.Equal(to) && (from.HasPrefix(to) || to.HasPrefix(from)) {
+		return fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
+	}
+	return nil
+}

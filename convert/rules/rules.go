@@ -1,0 +1,510 @@
+// Package rules loads hubspoke rule files: YAML documents of kind Conversion
+// (apiVersion hubspoke.dev/v1alpha1) that name a group, a kind, the hub
+// version and, for each spoke version, the rules that map it to the hub.
+//
+// Every error names the file and line it comes from. A rule that cannot be
+// inverted is refused when the file loads, with the reason.
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hubspoke/hubspoke/convert"
+)
+
+// APIVersion and Kind of a rule file.
+const (
+	APIVersion = "hubspoke.dev/v1alpha1"
+	Kind       = "Conversion"
+)
+
+// File is a parsed rule file.
+type File struct {
+	// Name is the file name used in errors.
+	Name string
+	// Metadata.name of the document, conventionally the CRD's name.
+	MetadataName     string
+	Group, Kind, Hub string
+	Spokes           []SpokeSpec
+}
+
+// SpokeSpec is one spoke of a rule file.
+type SpokeSpec struct {
+	Version string
+	Line    int
+	Rules   []RuleSpec
+}
+
+// RuleSpec is one rule as written, with where it was written.
+type RuleSpec struct {
+	// Type is the rule kind: rename, enum, duration, intToString,
+	// stringToInt, scale, listToMap, hubOnly, spokeOnly or funcs.
+	Type string
+	Line int
+	// From and To are the spoke and hub paths (for hubOnly and spokeOnly,
+	// both are the rule's path).
+	From, To convert.Path
+	// Rule is the compiled rule (nil for funcs rules until Compile).
+	Rule convert.Rule
+	// FuncName is the name of a funcs rule.
+	FuncName string
+	// Params holds the rule's remaining parameters as written.
+	Params map[string]any
+}
+
+// Options configure loading.
+type Options struct {
+	// Funcs are the Go rules that funcs entries may name.
+	Funcs map[string]convert.Rule
+}
+
+// LoadFile reads, validates and compiles the rule file at path.
+func LoadFile(path string, opts ...Options) (*convert.Converter, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path, data, opts...)
+}
+
+// Load validates and compiles the rule file data; name is used in errors.
+func Load(name string, data []byte, opts ...Options) (*convert.Converter, error) {
+	f, err := Parse(name, data, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return f.Converter()
+}
+
+// ParseFile reads and parses the rule file at path.
+func ParseFile(path string, opts ...Options) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data, opts...)
+}
+
+// Converter compiles the file into a Converter.
+func (f *File) Converter() (*convert.Converter, error) {
+	def := convert.Definition{Group: f.Group, Kind: f.Kind, Hub: f.Hub}
+	for _, s := range f.Spokes {
+		sp := convert.Spoke{Version: s.Version}
+		for _, r := range s.Rules {
+			sp.Rules = append(sp.Rules, r.Rule)
+		}
+		def.Spokes = append(def.Spokes, sp)
+	}
+	c, err := convert.New(def)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return c, nil
+}
+
+// Error is a problem in a rule file, with its position.
+type Error struct {
+	File         string
+	Line, Column int
+	// Field is where in the document, e.g. spec.spokes[0].rules[1].enum.
+	Field string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	pos := e.File
+	if e.Line > 0 {
+		pos += fmt.Sprintf(":%d:%d", e.Line, e.Column)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %v", pos, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", pos, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+type loader struct {
+	name string
+	opts Options
+}
+
+func (l *loader) errf(n *yaml.Node, field, format string, args ...any) error {
+	e := &Error{File: l.name, Field: field, Err: fmt.Errorf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	return e
+}
+
+// Parse validates a rule file and compiles its rules.
+func Parse(name string, data []byte, opts ...Options) (*File, error) {
+	l := &loader{name: name}
+	for _, o := range opts {
+		if o.Funcs != nil {
+			l.opts.Funcs = o.Funcs
+		}
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, &Error{File: name, Err: fmt.Errorf("not valid YAML: %w", err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, l.errf(&extra, "", "a rule file holds one document; found another")
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, &Error{File: name, Err: errors.New("empty rule file")}
+	}
+	root := doc.Content[0]
+	top, err := l.mapping(root, "", "apiVersion", "kind", "metadata", "spec")
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Name: name}
+	if av := l.scalar(top, "apiVersion"); av != APIVersion {
+		return nil, l.errf(l.at(top, "apiVersion", root), "apiVersion", "want %s, got %q", APIVersion, av)
+	}
+	if k := l.scalar(top, "kind"); k != Kind {
+		return nil, l.errf(l.at(top, "kind", root), "kind", "want %s, got %q", Kind, k)
+	}
+	if md, ok := top["metadata"]; ok {
+		m, err := l.mapping(md.val, "metadata", "name")
+		if err != nil {
+			return nil, err
+		}
+		f.MetadataName = l.scalar(m, "name")
+	}
+	specNode, ok := top["spec"]
+	if !ok {
+		return nil, l.errf(root, "spec", "missing")
+	}
+	spec, err := l.mapping(specNode.val, "spec", "group", "kind", "hub", "spokes")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"group", "kind", "hub"} {
+		if l.scalar(spec, k) == "" {
+			return nil, l.errf(specNode.val, "spec."+k, "missing")
+		}
+	}
+	f.Group, f.Kind, f.Hub = l.scalar(spec, "group"), l.scalar(spec, "kind"), l.scalar(spec, "hub")
+	spokes, ok := spec["spokes"]
+	if !ok {
+		return f, nil
+	}
+	if spokes.val.Kind != yaml.SequenceNode {
+		return nil, l.errf(spokes.val, "spec.spokes", "want a list of spokes")
+	}
+	seen := map[string]int{}
+	for i, sn := range spokes.val.Content {
+		field := fmt.Sprintf("spec.spokes[%d]", i)
+		sm, err := l.mapping(sn, field, "version", "rules")
+		if err != nil {
+			return nil, err
+		}
+		s := SpokeSpec{Version: l.scalar(sm, "version"), Line: sn.Line}
+		if s.Version == "" {
+			return nil, l.errf(sn, field+".version", "missing")
+		}
+		if s.Version == f.Hub {
+			return nil, l.errf(sm["version"].val, field+".version", "%s is the hub; the hub has no rules of its own", s.Version)
+		}
+		if line, dup := seen[s.Version]; dup {
+			return nil, l.errf(sm["version"].val, field+".version", "spoke %s is already declared at line %d", s.Version, line)
+		}
+		seen[s.Version] = sn.Line
+		if rn, ok := sm["rules"]; ok {
+			if rn.val.Kind != yaml.SequenceNode {
+				return nil, l.errf(rn.val, field+".rules", "want a list of rules")
+			}
+			for j, r := range rn.val.Content {
+				spec, err := l.rule(r, fmt.Sprintf("%s.rules[%d]", field, j))
+				if err != nil {
+					return nil, err
+				}
+				s.Rules = append(s.Rules, spec)
+			}
+		}
+		f.Spokes = append(f.Spokes, s)
+	}
+	return f, nil
+}
+
+type entry struct {
+	key, val *yaml.Node
+}
+
+// mapping checks that n is a mapping with only the allowed keys, each once.
+func (l *loader) mapping(n *yaml.Node, field string, allowed ...string) (map[string]entry, error) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, l.errf(n, field, "want a mapping, got %s", kindName(n))
+	}
+	out := map[string]entry{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		name := k.Value
+		if !contains(allowed, name) {
+			return nil, l.errf(k, join(field, name), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, l.errf(k, join(field, name), "set twice")
+		}
+		out[name] = entry{key: k, val: v}
+	}
+	return out, nil
+}
+
+func (l *loader) scalar(m map[string]entry, k string) string {
+	if e, ok := m[k]; ok && e.val.Kind == yaml.ScalarNode {
+		return e.val.Value
+	}
+	return ""
+}
+
+func (l *loader) at(m map[string]entry, k string, def *yaml.Node) *yaml.Node {
+	if e, ok := m[k]; ok {
+		return e.val
+	}
+	return def
+}
+
+func join(field, k string) string {
+	if field == "" {
+		return k
+	}
+	return field + "." + k
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return "nothing"
+}
+
+// ruleParams lists the parameters each rule kind takes.
+var ruleParams = map[string][]string{
+	"rename":      {"from", "to"},
+	"enum":        {"from", "to", "values"},
+	"duration":    {"from", "to", "unit", "round"},
+	"intToString": {"from", "to"},
+	"stringToInt": {"from", "to"},
+	"scale":       {"from", "to", "multiply", "divide"},
+	"listToMap":   {"from", "to", "key", "keyType", "order"},
+	"hubOnly":     {"path", "default"},
+	"spokeOnly":   {"path", "default"},
+	"funcs":       {"name"},
+}
+
+func ruleKinds() string {
+	kinds := make([]string, 0, len(ruleParams))
+	for k := range ruleParams {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ", ")
+}
+
+func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return RuleSpec{}, l.errf(n, field, "a rule is a mapping with exactly one key, the rule kind (one of %s)", ruleKinds())
+	}
+	kn, body := n.Content[0], n.Content[1]
+	kind := kn.Value
+	params, ok := ruleParams[kind]
+	if !ok {
+		return RuleSpec{}, l.errf(kn, field, "unknown rule kind %q (want one of %s)", kind, ruleKinds())
+	}
+	field = field + "." + kind
+	m, err := l.mapping(body, field, params...)
+	if err != nil {
+		return RuleSpec{}, err
+	}
+	spec := RuleSpec{Type: kind, Line: kn.Line, Params: map[string]any{}}
+	path := func(k string, required bool) (convert.Path, error) {
+		e, ok := m[k]
+		if !ok {
+			if required {
+				return convert.Path{}, l.errf(body, field+"."+k, "missing")
+			}
+			return convert.Path{}, nil
+		}
+		p, err := convert.ParsePath(e.val.Value)
+		if err != nil {
+			return convert.Path{}, l.errf(e.val, field+"."+k, "%v", err)
+		}
+		return p, nil
+	}
+	str := func(k string) string { return l.scalar(m, k) }
+	fail := func(err error) (RuleSpec, error) {
+		return RuleSpec{}, l.errf(kn, field, "%v", err)
+	}
+	switch kind {
+	case "hubOnly", "spokeOnly":
+		p, err := path("path", true)
+		if err != nil {
+			return RuleSpec{}, err
+		}
+		spec.From, spec.To = p, p
+		var def []byte
+		if e, ok := m["default"]; ok {
+			if def, err = nodeJSON(e.val); err != nil {
+				return RuleSpec{}, l.errf(e.val, field+".default", "%v", err)
+			}
+			spec.Params["default"] = string(def)
+		}
+		if kind == "hubOnly" {
+			spec.Rule, err = convert.HubOnly(p, def)
+		} else {
+			spec.Rule, err = convert.SpokeOnly(p, def)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return spec, nil
+	case "funcs":
+		name := str("name")
+		if name == "" {
+			return RuleSpec{}, l.errf(body, field+".name", "missing")
+		}
+		spec.FuncName = name
+		r, ok := l.opts.Funcs[name]
+		if !ok {
+			known := make([]string, 0, len(l.opts.Funcs))
+			for k := range l.opts.Funcs {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return RuleSpec{}, l.errf(m["name"].val, field+".name", "no Go function %q is registered (registered: %s); funcs rules work only where the program that loads the file registers them", name, strings.Join(known, ", "))
+		}
+		spec.Rule = r
+		return spec, nil
+	}
+	from, err := path("from", true)
+	if err != nil {
+		return RuleSpec{}, err
+	}
+	to := from
+	if _, ok := m["to"]; ok {
+		if to, err = path("to", true); err != nil {
+			return RuleSpec{}, err
+		}
+	} else if kind == "rename" {
+		return RuleSpec{}, l.errf(body, field+".to", "missing")
+	}
+	spec.From, spec.To = from, to
+	switch kind {
+	case "rename":
+		spec.Rule, err = convert.Rename(from, to)
+	case "enum":
+		e, ok := m["values"]
+		if !ok {
+			return RuleSpec{}, l.errf(body, field+".values", "missing")
+		}
+		vm, err := l.mapping(e.val, field+".values", keysOf(e.val)...)
+		if err != nil {
+			return RuleSpec{}, err
+		}
+		values := map[string]string{}
+		hubLine := map[string]int{}
+		for k, v := range vm {
+			if v.val.Kind != yaml.ScalarNode {
+				return RuleSpec{}, l.errf(v.val, field+".values."+k, "want a string")
+			}
+			if line, dup := hubLine[v.val.Value]; dup {
+				return RuleSpec{}, l.errf(v.val, field+".values."+k, "hub value %q is also the image of another spoke value (line %d); the mapping must be one-to-one to be inverted", v.val.Value, line)
+			}
+			hubLine[v.val.Value] = v.val.Line
+			values[k] = v.val.Value
+		}
+		spec.Params["values"] = values
+		spec.Rule, err = convert.Enum(from, to, values)
+		if err != nil {
+			return fail(err)
+		}
+		return spec, nil
+	case "duration":
+		unit := time.Second
+		if u := str("unit"); u != "" {
+			if unit, err = convert.ParseUnit(u); err != nil {
+				return RuleSpec{}, l.errf(m["unit"].val, field+".unit", "%v", err)
+			}
+		}
+		spec.Params["unit"], spec.Params["round"] = unit.String(), str("round")
+		spec.Rule, err = convert.Duration(from, to, unit, convert.Rounding(str("round")))
+	case "intToString":
+		spec.Rule, err = convert.IntToString(from, to)
+	case "stringToInt":
+		spec.Rule, err = convert.StringToInt(from, to)
+	case "scale":
+		var mul, div int64
+		for k, dst := range map[string]*int64{"multiply": &mul, "divide": &div} {
+			if e, ok := m[k]; ok {
+				v, perr := strconv.ParseInt(e.val.Value, 10, 64)
+				if perr != nil || v <= 0 {
+					return RuleSpec{}, l.errf(e.val, field+"."+k, "want a positive integer, got %q", e.val.Value)
+				}
+				*dst = v
+			}
+		}
+		spec.Params["multiply"], spec.Params["divide"] = mul, div
+		spec.Rule, err = convert.Scale(from, to, mul, div)
+	case "listToMap":
+		spec.Params["key"], spec.Params["keyType"], spec.Params["order"] = str("key"), str("keyType"), str("order")
+		spec.Rule, err = convert.ListToMap(from, to, str("key"), convert.KeyType(str("keyType")), convert.Order(str("order")))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return spec, nil
+}
+
+func keysOf(n *yaml.Node) []string {
+	var keys []string
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			keys = append(keys, n.Content[i].Value)
+		}
+	}
+	return keys
+}
+
+// nodeJSON converts a YAML value to JSON.
+func nodeJSON(n *yaml.Node) ([]byte, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return jsonMarshal(v)
+}

@@ -1,0 +1,225 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+)
+
+// node is one JSON value. raw holds its bytes: a span of the input, or bytes
+// a rule produced. obj is set when the value is an object that was expanded
+// because a rule (or a Go function) looks inside it.
+type node struct {
+	raw []byte
+	obj *objNode
+}
+
+// objNode is an expanded object. Until modified is set, writing it copies
+// raw unchanged, so whitespace and everything else stay as they came.
+type objNode struct {
+	members  []member
+	modified bool
+}
+
+// member is one key/value pair; rawKey is the key exactly as written,
+// quotes included.
+type member struct {
+	rawKey  []byte
+	val     node
+	deleted bool
+}
+
+func (n node) isNull() bool { return n.obj == nil && len(n.raw) == 4 && string(n.raw) == "null" }
+
+// kind returns the first byte of the value, which names its JSON type.
+func (n node) kind() byte {
+	if n.obj != nil {
+		return '{'
+	}
+	if len(n.raw) == 0 {
+		return 0
+	}
+	return n.raw[0]
+}
+
+// keyIs reports whether the quoted key rawKey decodes to k.
+func keyIs(rawKey []byte, k string) bool {
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == k
+	}
+	return decodeKey(rawKey) == k
+}
+
+// decodeKey unquotes a JSON string.
+func decodeKey(rawKey []byte) string {
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var s string
+	if err := json.Unmarshal(rawKey, &s); err != nil {
+		return string(inner)
+	}
+	return s
+}
+
+// find returns the index of the live member with key k, or -1.
+func (o *objNode) find(k string) int {
+	for i := range o.members {
+		if !o.members[i].deleted && keyIs(o.members[i].rawKey, k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// live reports the number of members not deleted.
+func (o *objNode) live() int {
+	n := 0
+	for i := range o.members {
+		if !o.members[i].deleted {
+			n++
+		}
+	}
+	return n
+}
+
+// trie holds the paths the rules look at; objects on it are expanded while
+// the document is scanned.
+type trie struct {
+	children map[string]*trie
+}
+
+func (t *trie) child(rawKey []byte) *trie {
+	if t == nil || len(t.children) == 0 {
+		return nil
+	}
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return t.children[string(inner)]
+	}
+	return t.children[decodeKey(rawKey)]
+}
+
+func (t *trie) add(p Path) {
+	for _, seg := range p.segs {
+		if t.children == nil {
+			t.children = map[string]*trie{}
+		}
+		c := t.children[seg]
+		if c == nil {
+			c = &trie{}
+			t.children[seg] = c
+		}
+		t = c
+	}
+}
+
+// state is the scratch memory of one conversion, pooled so that steady-state
+// conversions allocate nothing for the objects they expand.
+type state struct {
+	p       parser
+	objs    []objNode
+	members []member
+	scratch []byte
+}
+
+var statePool = sync.Pool{New: func() any {
+	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}
+	s.p.st = s
+	return s
+}}
+
+func getState() *state { return statePool.Get().(*state) }
+
+func putState(s *state) {
+	// Drop references into the caller's buffers before pooling.
+	clear(s.objs)
+	clear(s.members)
+	clear(s.p.stack)
+	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
+	s.p.data = nil
+	if cap(s.scratch) > 1<<20 {
+		s.scratch = nil
+	}
+	s.scratch = s.scratch[:0]
+	statePool.Put(s)
+}
+
+// newObj returns an objNode holding a copy of ms, from the arena when there
+// is room. The members slice has no spare capacity, so appending to it never
+// writes over a neighbour's members.
+func (s *state) newObj(ms []member) *objNode {
+	var o *objNode
+	if len(s.objs) < cap(s.objs) {
+		s.objs = s.objs[:len(s.objs)+1]
+		o = &s.objs[len(s.objs)-1]
+	} else {
+		o = &objNode{}
+	}
+	if len(ms) == 0 {
+		o.members = nil
+		return o
+	}
+	if len(s.members)+len(ms) <= cap(s.members) {
+		b := len(s.members)
+		s.members = append(s.members, ms...)
+		o.members = s.members[b:len(s.members):len(s.members)]
+	} else {
+		o.members = append([]member(nil), ms...)
+	}
+	return o
+}
+
+// bytes returns b copied into the conversion's scratch memory.
+func (s *state) keep(b []byte) []byte {
+	start := len(s.scratch)
+	s.scratch = append(s.scratch, b...)
+	return s.scratch[start:len(s.scratch):len(s.scratch)]
+}
+
+// expand makes n an expanded object if it is an object. It reports false for
+// any other value.
+func (s *state) expand(n *node) (bool, error) {
+	if n.obj != nil {
+		return true, nil
+	}
+	if n.kind() != '{' {
+		return false, nil
+	}
+	var p parser
+	p.st = s
+	p.stack = s.p.stack[len(s.p.stack):]
+	v, err := p.parseDocument(n.raw, &trie{})
+	if err != nil {
+		return false, fmt.Errorf("re-reading an object: %w", err)
+	}
+	n.obj = v.obj
+	return true, nil
+}
+
+// write appends the JSON of n to dst.
+func (n *node) write(dst []byte) []byte {
+	if n.obj == nil || !n.obj.modified {
+		return append(dst, n.raw...)
+	}
+	dst = append(dst, '{')
+	first := true
+	for i := range n.obj.members {
+		m := &n.obj.members[i]
+		if m.deleted {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, m.rawKey...)
+		dst = append(dst, ':')
+		dst = m.val.write(dst)
+	}
+	return append(dst, '}')
+}

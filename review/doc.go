@@ -1,0 +1,34 @@
+// Package review implements the ConversionReview protocol of Kubernetes
+// CustomResourceDefinition conversion webhooks (apiextensions.k8s.io/v1 and
+// v1beta1) as an http.Handler.
+//
+// The handler never decodes objects into maps: it validates the request
+// body with a small JSON scanner, hands each object's raw bytes (a
+// sub-slice of the body) to the Converter registered for the object's group
+// and kind, and appends the converted objects straight into a pooled
+// response buffer. Every response is checked against the rules the API
+// server applies to a webhook's answer (count, apiVersion, kind, name,
+// namespace, uid, labels, annotations) before it is sent; a violation turns
+// the review into a Failure with a clear message.
+//
+// Status codes: 200 for every ConversionReview, including failed
+// conversions (result.status Failure; the message names each failing
+// object by index, namespace/name, JSON pointer and reason); 400 for a body
+// that is not a ConversionReview; 405 for a method other than POST; 413 for
+// a body over Options.MaxRequestBytes; 415 for a content type other than
+// application/json.
+//
+// Metrics, registered on Options.Registerer:
+//
+//	hubspoke_conversion_reviews_total{crd,from_version,to_version,result}
+//	hubspoke_conversion_objects_total{crd,from_version,to_version,result}
+//	hubspoke_conversion_review_duration_seconds{crd}       (histogram)
+//	hubspoke_conversion_request_size_bytes                 (histogram)
+//	hubspoke_conversion_self_check_failures_total{crd}
+//	hubspoke_conversion_panics_recovered_total
+//	hubspoke_conversion_bad_requests_total{code}
+//
+// crd is Kind.group ("Widget.example.com"); version labels are limited to
+// the versions the converter declares ("unknown" otherwise, "mixed" when a
+// review holds several); result is success, failure or self_check_failure.
+package review

@@ -1,0 +1,525 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hubspoke/hubspoke/convert"
+)
+
+// Converter converts the objects of one group and kind between versions.
+// *convert.Converter satisfies it. Convert appends to dst the JSON of obj
+// converted to toAPIVersion ("group/version") and returns the extended
+// buffer; it must be safe for concurrent use.
+type Converter interface {
+	Group() string
+	Kind() string
+	// Versions lists the versions the converter knows; it bounds the
+	// values of the version labels of the metrics.
+	Versions() []string
+	Convert(dst, obj []byte, toAPIVersion string) ([]byte, error)
+}
+
+// DefaultMaxRequestBytes is the default limit on a request body.
+const DefaultMaxRequestBytes = 128 << 20
+
+// DefaultMaxListedFailures is the default number of failing objects a
+// failure message names.
+const DefaultMaxListedFailures = 50
+
+// Options configures a Handler.
+type Options struct {
+	// Converters serve the reviews, one per group and kind (required).
+	Converters []Converter
+	// Logger receives one record per review (level Debug on success, Warn
+	// on failure, Error on a self-check failure or a panic). Object
+	// contents are never logged. Nil means silent.
+	Logger *slog.Logger
+	// Registerer receives the handler's metrics (see the package doc).
+	// Nil means no metrics.
+	Registerer prometheus.Registerer
+	// MaxRequestBytes limits a request body; larger requests get HTTP 413.
+	// Zero means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// MaxListedFailures limits how many failing objects a failure message
+	// names; the others are counted. Zero means DefaultMaxListedFailures.
+	MaxListedFailures int
+}
+
+// Handler answers ConversionReview requests (POST, application/json). It is
+// an http.Handler, safe for concurrent use; mount it at any path.
+type Handler struct {
+	byKey     map[string]*entry
+	entries   []*entry
+	known     string // "Widget.example.com, ..." for messages
+	log       *slog.Logger
+	maxBytes  int64
+	maxListed int
+	metrics   *metrics
+	workPool  sync.Pool
+}
+
+// entry is one registered converter with its precomputed labels.
+type entry struct {
+	conv     Converter
+	group    string
+	kind     string
+	crd      string // metric label: Kind.group
+	versions []string
+}
+
+func (e *entry) versionLabel(v []byte) string {
+	for _, s := range e.versions {
+		if s == string(v) {
+			return s
+		}
+	}
+	return "unknown"
+}
+
+// NewHandler returns a Handler serving opts.Converters. It fails when two
+// converters serve the same group and kind, or when the metrics cannot be
+// registered.
+func NewHandler(opts Options) (*Handler, error) {
+	if len(opts.Converters) == 0 {
+		return nil, errors.New("review: no converters given")
+	}
+	h := &Handler{
+		byKey:     map[string]*entry{},
+		log:       opts.Logger,
+		maxBytes:  opts.MaxRequestBytes,
+		maxListed: opts.MaxListedFailures,
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.maxBytes <= 0 {
+		h.maxBytes = DefaultMaxRequestBytes
+	}
+	if h.maxListed <= 0 {
+		h.maxListed = DefaultMaxListedFailures
+	}
+	var names []string
+	for i, c := range opts.Converters {
+		if c == nil {
+			return nil, fmt.Errorf("review: converter %d is nil", i)
+		}
+		e := &entry{conv: c, group: c.Group(), kind: c.Kind(), versions: slices.Clone(c.Versions())}
+		e.crd = e.kind + "." + e.group
+		key := dispatchKey(nil, []byte(e.group), []byte(e.kind))
+		if _, dup := h.byKey[string(key)]; dup {
+			return nil, fmt.Errorf("review: two converters for kind %s in group %s", e.kind, e.group)
+		}
+		h.byKey[string(key)] = e
+		h.entries = append(h.entries, e)
+		names = append(names, e.crd)
+	}
+	slices.Sort(names)
+	h.known = strings.Join(names, ", ")
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	h.metrics = m
+	h.workPool.New = func() any { return new(work) }
+	return h, nil
+}
+
+func dispatchKey(dst, group, kind []byte) []byte {
+	dst = append(dst, kind...)
+	dst = append(dst, 0)
+	return append(dst, group...)
+}
+
+// splitAPIVersion splits "group/version"; a core apiVersion has no group.
+func splitAPIVersion(av []byte) (group, version []byte) {
+	if i := bytes.LastIndexByte(av, '/'); i >= 0 {
+		return av[:i], av[i+1:]
+	}
+	return nil, av
+}
+
+// work is the per-request state, pooled.
+type work struct {
+	body   []byte
+	out    []byte
+	rv     review
+	errs   []*convert.Error
+	counts []versionCount
+}
+
+type versionCount struct {
+	e    *entry
+	from string
+	n    int
+}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 64 << 20
+
+func (h *Handler) putWork(wk *work) {
+	if cap(wk.body) > maxPooled {
+		wk.body = nil
+	}
+	if cap(wk.out) > maxPooled {
+		wk.out = nil
+	}
+	if cap(wk.rv.objects) > 1<<16 {
+		wk.rv.objects = nil
+	}
+	clear(wk.errs)
+	wk.errs = wk.errs[:0]
+	clear(wk.rv.objects) // drop references into the body
+	wk.counts = wk.counts[:0]
+	h.workPool.Put(wk)
+}
+
+// ServeHTTP answers one ConversionReview. Conversion failures are answered
+// with HTTP 200 and result.status Failure; a body that is not a
+// ConversionReview with 400, a method other than POST with 405, a body
+// above the limit with 413 and a content type other than application/json
+// with 415.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	written := false
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.metrics.panics.Inc()
+			h.log.ErrorContext(r.Context(), "conversion handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !written {
+				h.badRequest(w, http.StatusInternalServerError, "internal error: the conversion handler panicked")
+			}
+		}
+	}()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.badRequest(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send a ConversionReview with POST", r.Method))
+		return
+	}
+	if msg := checkContentType(r.Header); msg != "" {
+		h.badRequest(w, http.StatusUnsupportedMediaType, msg)
+		return
+	}
+	if r.ContentLength > h.maxBytes {
+		h.badRequest(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.maxBytes))
+		return
+	}
+	wk := h.workPool.Get().(*work)
+	defer h.putWork(wk)
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBytes), r.ContentLength, wk.body[:0])
+	wk.body = body
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.badRequest(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBytes))
+			return
+		}
+		h.badRequest(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return
+	}
+	h.metrics.requestBytes.Observe(float64(len(body)))
+	if err := wk.rv.decode(body); err != nil {
+		h.badRequest(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	h.convertReview(r.Context(), wk, start)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(wk.out)))
+	w.WriteHeader(http.StatusOK)
+	written = true
+	_, _ = w.Write(wk.out)
+}
+
+// checkContentType returns why the request's content type or encoding is
+// not accepted, or "".
+func checkContentType(hdr http.Header) string {
+	ct := hdr.Get("Content-Type")
+	if ct == "" {
+		return "missing Content-Type: want application/json"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Sprintf("invalid Content-Type %q: want application/json", ct)
+	}
+	if mt != "application/json" {
+		return fmt.Sprintf("unsupported Content-Type %q: want application/json", mt)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return fmt.Sprintf("unsupported charset %q: want utf-8", cs)
+	}
+	if enc := hdr.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return fmt.Sprintf("unsupported Content-Encoding %q", enc)
+	}
+	return ""
+}
+
+// readBody reads the whole body into buf (reusing its capacity). n is the
+// declared length, -1 if unknown.
+func readBody(r io.Reader, n int64, buf []byte) ([]byte, error) {
+	if n >= 0 {
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		} else {
+			buf = buf[:n]
+		}
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return buf[:0], err
+		}
+		return buf, nil
+	}
+	if cap(buf) < 32<<10 {
+		buf = make([]byte, 0, 32<<10)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func (h *Handler) badRequest(w http.ResponseWriter, code int, msg string) {
+	h.metrics.badRequests.WithLabelValues(strconv.Itoa(code)).Inc()
+	h.log.Info("rejected conversion request", "status", code, "reason", msg)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// convertReview converts every object of wk.rv into wk.out as a complete
+// ConversionReview response.
+func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) {
+	rv := &wk.rv
+	body := wk.body
+	out := wk.out[:0]
+	if need := len(body) + len(body)/8 + 1024; cap(out) < need {
+		out = make([]byte, 0, need)
+	}
+	out = appendHead(out, rv)
+	out = append(out, `,"convertedObjects":[`...)
+	desiredGroup, desiredVersion := splitAPIVersion(rv.desired)
+	desired := string(rv.desired)
+	errs := wk.errs[:0]
+	selfCheckFailed := false
+	var last *entry
+	var lastKey []byte
+	var keyBuf [128]byte
+	for i := range rv.objects {
+		o := &rv.objects[i]
+		group, version := splitAPIVersion(o.apiVersion)
+		var e *entry
+		switch {
+		case o.apiVersion == nil:
+			errs = append(errs, objectError(i, o, desired, errors.New("the object has no apiVersion string")))
+			continue
+		case o.kind == nil:
+			errs = append(errs, objectError(i, o, desired, errors.New("the object has no kind string")))
+			continue
+		}
+		key := dispatchKey(keyBuf[:0], group, o.kind)
+		if last != nil && bytes.Equal(key, lastKey) {
+			e = last
+		} else if e = h.byKey[string(key)]; e != nil {
+			last, lastKey = e, append(lastKey[:0], key...)
+		} else {
+			errs = append(errs, objectError(i, o, desired, fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)))
+			continue
+		}
+		wk.count(e, version)
+		if i > 0 {
+			out = append(out, ',')
+		}
+		mark := len(out)
+		res, err := h.convertOne(ctx, e.conv, out, o.raw, desired)
+		if err != nil {
+			errs = append(errs, conversionError(i, o, desired, err))
+			out = out[:mark]
+			continue
+		}
+		out = res
+		if len(errs) > 0 {
+			out = out[:mark] // the review fails anyway; keep converting to name every failure
+			continue
+		}
+		if err := selfCheck(out[mark:], o, rv.desired); err != nil {
+			selfCheckFailed = true
+			h.metrics.selfCheckFailures.WithLabelValues(e.crd).Inc()
+			errs = append(errs, objectError(i, o, desired, fmt.Errorf("self-check: %w", err)))
+			out = out[:mark]
+		}
+	}
+	wk.errs = errs
+
+	// Metrics and log.
+	crd, from, to := "none", "none", "unknown"
+	if len(wk.counts) > 0 {
+		first := wk.counts[0]
+		crd, from = first.e.crd, first.from
+		if string(desiredGroup) == first.e.group {
+			to = first.e.versionLabel(desiredVersion)
+		}
+		for _, c := range wk.counts[1:] {
+			if c.from != from {
+				from = "mixed"
+			}
+			if c.e != first.e {
+				crd = "mixed"
+			}
+		}
+	} else if len(rv.objects) > 0 {
+		crd, from = "unknown", "unknown"
+	}
+	result := "success"
+	switch {
+	case selfCheckFailed:
+		result = "self_check_failure"
+	case len(errs) > 0:
+		result = "failure"
+	}
+	h.metrics.reviews.WithLabelValues(crd, from, to, result).Inc()
+	for _, c := range wk.counts {
+		h.metrics.objects.WithLabelValues(c.e.crd, c.from, to, result).Add(float64(c.n))
+	}
+	if unknown := len(rv.objects) - wk.countTotal(); unknown > 0 {
+		h.metrics.objects.WithLabelValues("unknown", "unknown", to, result).Add(float64(unknown))
+	}
+	elapsed := time.Since(start)
+	h.metrics.duration.WithLabelValues(crd).Observe(elapsed.Seconds())
+
+	if len(errs) == 0 {
+		out = append(out, `],"result":{"status":"Success"}}}`...)
+		wk.out = out
+		if h.log.Enabled(ctx, slog.LevelDebug) {
+			h.log.DebugContext(ctx, "converted", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired, "objects", len(rv.objects), "bytes", len(body), "duration", elapsed)
+		}
+		return
+	}
+	msg := h.failureMessage(errs)
+	out = appendHead(out[:0], rv)
+	out = append(out, `,"result":{"status":"Failure","message":`...)
+	out = appendQuoted(out, msg)
+	out = append(out, `}}}`...)
+	wk.out = out
+	level := slog.LevelWarn
+	if selfCheckFailed {
+		level = slog.LevelError
+	}
+	if h.log.Enabled(ctx, level) {
+		first := errs[0]
+		h.log.Log(ctx, level, "conversion failed", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired,
+			"objects", len(rv.objects), "failed", len(errs), "selfCheck", selfCheckFailed,
+			"firstIndex", first.Index, "firstObject", objectName(first), "firstPointer", first.Pointer, "firstRule", first.Rule,
+			"duration", elapsed)
+	}
+}
+
+func objectName(e *convert.Error) string {
+	if e.Namespace != "" {
+		return e.Namespace + "/" + e.Name
+	}
+	return e.Name
+}
+
+func (wk *work) count(e *entry, version []byte) {
+	if n := len(wk.counts); n > 0 {
+		c := &wk.counts[n-1]
+		if c.e == e && c.from == string(version) {
+			c.n++
+			return
+		}
+	}
+	from := e.versionLabel(version)
+	for i := range wk.counts {
+		if c := &wk.counts[i]; c.e == e && c.from == from {
+			c.n++
+			return
+		}
+	}
+	wk.counts = append(wk.counts, versionCount{e: e, from: from, n: 1})
+}
+
+func (wk *work) countTotal() int {
+	n := 0
+	for _, c := range wk.counts {
+		n += c.n
+	}
+	return n
+}
+
+func appendHead(out []byte, rv *review) []byte {
+	out = append(out, `{"apiVersion":"`...)
+	out = append(out, rv.apiVersion...)
+	out = append(out, `","kind":"ConversionReview","response":{"uid":`...)
+	return append(out, rv.uidRaw...)
+}
+
+// convertOne calls c.Convert and turns a panic into an error.
+func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, to string) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.metrics.panics.Inc()
+			h.log.ErrorContext(ctx, "converter panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out, err = dst, errors.New("internal error: the converter panicked (see the webhook's log)")
+		}
+	}()
+	return c.Convert(dst, obj, to)
+}
+
+func objectError(i int, o *object, to string, err error) *convert.Error {
+	return &convert.Error{Index: i, Namespace: string(o.meta.namespace), Name: string(o.meta.name), From: string(o.apiVersion), To: to, Err: err}
+}
+
+func conversionError(i int, o *object, to string, err error) *convert.Error {
+	var ce *convert.Error
+	if errors.As(err, &ce) {
+		ce.Index = i
+		if ce.Name == "" && ce.Namespace == "" {
+			ce.Namespace, ce.Name = string(o.meta.namespace), string(o.meta.name)
+		}
+		return ce
+	}
+	return objectError(i, o, to, err)
+}
+
+// failureMessage names every failing object, up to the configured limit.
+func (h *Handler) failureMessage(errs []*convert.Error) string {
+	listed := errs
+	if len(listed) > h.maxListed {
+		listed = listed[:h.maxListed]
+	}
+	msg := (&convert.BatchError{Errors: listed}).Error()
+	if len(listed) == 1 && len(errs) == 1 {
+		return msg
+	}
+	if len(listed) < len(errs) {
+		msg = fmt.Sprintf("%d objects failed to convert (the first %d are named): ", len(errs), len(listed)) +
+			strings.TrimPrefix(msg, fmt.Sprintf("%d objects failed to convert: ", len(listed)))
+	}
+	return msg
+}

@@ -1,0 +1,435 @@
+// Package schema loads CustomResourceDefinitions and gives access to the
+// structural OpenAPI v3 schema of each of their versions: lookup of a field
+// by dotted path or JSON pointer, list semantics (x-kubernetes-list-type and
+// x-kubernetes-list-map-keys), defaults, and validation, pruning and
+// defaulting of objects exactly as the API server's own code does it.
+//
+// It is shared by the rule loader, check and migrate. It imports no client-go
+// and no net/http.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
+
+// Node is one node of a structural schema.
+type Node = structuralschema.Structural
+
+// CRD is a loaded CustomResourceDefinition.
+type CRD struct {
+	// File is the name the CRD was loaded from (used in error positions).
+	File string
+	// Object is the decoded CustomResourceDefinition.
+	Object *apiextv1.CustomResourceDefinition
+
+	versions []*Version
+	lines    map[string]int // JSON pointer -> 1-based line in File
+}
+
+// Version is one entry of spec.versions with its schema.
+type Version struct {
+	// Name is the version name, e.g. "v1".
+	Name string
+	// Served and Storage are the version's flags.
+	Served, Storage bool
+	// Index is the position in spec.versions.
+	Index int
+	// OpenAPI is the version's openAPIV3Schema as written (nil when absent).
+	OpenAPI *apiextv1.JSONSchemaProps
+	// Structural is the structural form of OpenAPI; nil when the schema is
+	// absent or not structural (see StructuralErr).
+	Structural *Node
+	// StructuralErr says why Structural is nil.
+	StructuralErr error
+
+	internal *apiextensions.JSONSchemaProps
+
+	once      sync.Once
+	validator validatorState
+}
+
+// ErrNotFound is wrapped by Lookup when a path does not exist in a schema.
+var ErrNotFound = errors.New("no such field in schema")
+
+// LoadFile reads the CRD at path (YAML or JSON). When the file holds several
+// YAML documents, the first CustomResourceDefinition is used.
+func LoadFile(path string) (*CRD, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read crd: %w", err)
+	}
+	return Load(path, data)
+}
+
+// Load decodes a CRD from data; name is used in error messages
+// ("name:line: ...").
+func Load(name string, data []byte) (*CRD, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for doc := 0; ; doc++ {
+		var n yamlv3.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: no CustomResourceDefinition found", name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, doc+1, err)
+		}
+		m, ok := v.(map[string]any)
+		if !ok || m["kind"] != "CustomResourceDefinition" {
+			continue
+		}
+		lines := map[string]int{}
+		nodeLines(&n, "", lines)
+		c := &CRD{File: name, lines: lines}
+		if err := c.decode(m); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func (c *CRD) decode(m map[string]any) error {
+	if av, _ := m["apiVersion"].(string); av != "apiextensions.k8s.io/v1" {
+		return fmt.Errorf("%s: apiVersion %q: only apiextensions.k8s.io/v1 CustomResourceDefinitions are supported", c.Pos("/apiVersion"), av)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	obj := &apiextv1.CustomResourceDefinition{}
+	if err := dec.Decode(obj); err != nil {
+		return fmt.Errorf("%s: decode CustomResourceDefinition: %w", c.File, err)
+	}
+	c.Object = obj
+	if len(obj.Spec.Versions) == 0 {
+		return fmt.Errorf("%s: spec.versions is empty", c.Pos("/spec"))
+	}
+	seen := map[string]bool{}
+	for i := range obj.Spec.Versions {
+		sv := &obj.Spec.Versions[i]
+		ptr := fmt.Sprintf("/spec/versions/%d", i)
+		if sv.Name == "" {
+			return fmt.Errorf("%s: spec.versions[%d]: name is empty", c.Pos(ptr), i)
+		}
+		if seen[sv.Name] {
+			return fmt.Errorf("%s: spec.versions[%d]: duplicate version %q", c.Pos(ptr), i, sv.Name)
+		}
+		seen[sv.Name] = true
+		v := &Version{Name: sv.Name, Served: sv.Served, Storage: sv.Storage, Index: i}
+		if sv.Schema != nil && sv.Schema.OpenAPIV3Schema != nil {
+			v.OpenAPI = sv.Schema.OpenAPIV3Schema
+			v.internal = &apiextensions.JSONSchemaProps{}
+			if err := apiextv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.OpenAPI, v.internal, nil); err != nil {
+				return fmt.Errorf("%s: version %s: convert schema: %w", c.Pos(ptr+"/schema/openAPIV3Schema"), sv.Name, err)
+			}
+			s, err := structuralschema.NewStructural(v.internal)
+			if err == nil {
+				if errs := structuralschema.ValidateStructural(nil, s); len(errs) > 0 {
+					err = errs.ToAggregate()
+				}
+			}
+			if err != nil {
+				v.StructuralErr = fmt.Errorf("schema of version %s is not structural: %w", sv.Name, err)
+			} else {
+				v.Structural = s
+			}
+		} else {
+			v.StructuralErr = fmt.Errorf("version %s has no schema", sv.Name)
+		}
+		c.versions = append(c.versions, v)
+	}
+	return nil
+}
+
+// Group returns spec.group.
+func (c *CRD) Group() string { return c.Object.Spec.Group }
+
+// Kind returns spec.names.kind.
+func (c *CRD) Kind() string { return c.Object.Spec.Names.Kind }
+
+// Versions returns the versions in declaration order.
+func (c *CRD) Versions() []*Version { return c.versions }
+
+// Version returns the named version, or nil.
+func (c *CRD) Version(name string) *Version {
+	for _, v := range c.versions {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// VersionNames returns the version names in declaration order.
+func (c *CRD) VersionNames() []string {
+	names := make([]string, len(c.versions))
+	for i, v := range c.versions {
+		names[i] = v.Name
+	}
+	return names
+}
+
+// Line returns the 1-based line of the value at the JSON pointer ptr in the
+// CRD file, or of its nearest ancestor that has one; 0 when unknown.
+func (c *CRD) Line(ptr string) int {
+	for {
+		if l, ok := c.lines[ptr]; ok {
+			return l
+		}
+		if ptr == "" {
+			return 0
+		}
+		i := strings.LastIndexByte(ptr, '/')
+		if i < 0 {
+			return 0
+		}
+		ptr = ptr[:i]
+	}
+}
+
+// Pos returns "file:line" for the JSON pointer ptr (or just the file name
+// when the line is unknown).
+func (c *CRD) Pos(ptr string) string {
+	if l := c.Line(ptr); l > 0 {
+		return fmt.Sprintf("%s:%d", c.File, l)
+	}
+	return c.File
+}
+
+// SchemaPointer returns the JSON pointer, inside the CRD document, of the
+// schema of the field at path (segments as returned by ParsePath) in
+// version v; useful with Pos.
+func (c *CRD) SchemaPointer(v *Version, segs []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "/spec/versions/%d/schema/openAPIV3Schema", v.Index)
+	s := v.Structural
+	for _, seg := range segs {
+		if s == nil {
+			break
+		}
+		switch {
+		case s.Items != nil && isItemSegment(seg):
+			b.WriteString("/items")
+			s = s.Items
+		case s.Properties != nil && hasProp(s, seg):
+			b.WriteString("/properties/")
+			b.WriteString(escape(seg))
+			p := s.Properties[seg]
+			s = &p
+		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+			b.WriteString("/additionalProperties")
+			s = s.AdditionalProperties.Structural
+		default:
+			s = nil
+		}
+	}
+	return b.String()
+}
+
+func hasProp(s *Node, name string) bool { _, ok := s.Properties[name]; return ok }
+
+func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
+	switch n.Kind {
+	case yamlv3.DocumentNode:
+		for _, c := range n.Content {
+			nodeLines(c, ptr, out)
+		}
+	case yamlv3.MappingNode:
+		out[ptr] = n.Line
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := ptr + "/" + escape(k.Value)
+			out[p] = k.Line
+			nodeLines(v, p, out)
+		}
+	case yamlv3.SequenceNode:
+		out[ptr] = n.Line
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s/%d", ptr, i)
+			out[p] = c.Line
+			nodeLines(c, p, out)
+		}
+	case yamlv3.AliasNode:
+		if n.Alias != nil {
+			nodeLines(n.Alias, ptr, out)
+		}
+	default:
+		if _, ok := out[ptr]; !ok {
+			out[ptr] = n.Line
+		}
+	}
+}
+
+// ParsePath splits a dotted path ("spec.a.b") or a JSON pointer
+// ("/spec/a~1b") into its segments. In a dotted path, "[]" after a name or a
+// "*" segment stands for "every item of the list".
+func ParsePath(path string) ([]string, error) {
+	if path == "" {
+		return nil, errors.New("empty path")
+	}
+	if strings.HasPrefix(path, "/") {
+		parts := strings.Split(path[1:], "/")
+		for i, p := range parts {
+			if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(p, "~0", ""), "~1", ""), "~") {
+				return nil, fmt.Errorf("json pointer %q: invalid escape in %q", path, p)
+			}
+			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		}
+		return parts, nil
+	}
+	var segs []string
+	for _, p := range strings.Split(path, ".") {
+		if p == "" {
+			return nil, fmt.Errorf("path %q: empty segment", path)
+		}
+		if name, ok := strings.CutSuffix(p, "[]"); ok {
+			if name == "" {
+				return nil, fmt.Errorf("path %q: empty segment", path)
+			}
+			segs = append(segs, name, "*")
+			continue
+		}
+		segs = append(segs, p)
+	}
+	return segs, nil
+}
+
+// Pointer joins segments into a JSON pointer.
+func Pointer(segs []string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(escape(s))
+	}
+	return b.String()
+}
+
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func isItemSegment(seg string) bool {
+	if seg == "*" || seg == "[]" || seg == "-" {
+		return true
+	}
+	if seg == "" {
+		return false
+	}
+	for _, r := range seg {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Lookup returns the schema node of the field at path (dotted or JSON
+// pointer) in node root. It steps into list items on "*", "[]" or a number,
+// and into additionalProperties for keys not declared as properties. The
+// error wraps ErrNotFound and names the first missing segment.
+func Lookup(root *Node, path string) (*Node, error) {
+	segs, err := ParsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	return LookupSegments(root, segs)
+}
+
+// LookupSegments is Lookup for a path already split into segments.
+func LookupSegments(root *Node, segs []string) (*Node, error) {
+	s := root
+	for i, seg := range segs {
+		if s == nil {
+			return nil, fmt.Errorf("%s: %w", Pointer(segs[:i+1]), ErrNotFound)
+		}
+		if s.Items != nil && isItemSegment(seg) {
+			s = s.Items
+			continue
+		}
+		if p, ok := s.Properties[seg]; ok {
+			s = &p
+			continue
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+			s = s.AdditionalProperties.Structural
+			continue
+		}
+		return nil, fmt.Errorf("%s: %w", Pointer(segs[:i+1]), ErrNotFound)
+	}
+	return s, nil
+}
+
+// Lookup is Lookup on the version's structural schema.
+func (v *Version) Lookup(path string) (*Node, error) {
+	if v.Structural == nil {
+		return nil, fmt.Errorf("version %s: %w", v.Name, v.StructuralErr)
+	}
+	n, err := Lookup(v.Structural, path)
+	if err != nil {
+		return nil, fmt.Errorf("version %s: %w", v.Name, err)
+	}
+	return n, nil
+}
+
+// ListType returns the effective x-kubernetes-list-type of an array node
+// ("atomic" when unset) and its map keys.
+func ListType(n *Node) (string, []string) {
+	if n == nil || n.XListType == nil {
+		return "atomic", nil
+	}
+	return *n.XListType, n.XListMapKeys
+}
+
+// Default returns the default of the node (nil, false when none).
+func Default(n *Node) (any, bool) {
+	if n == nil || n.Default.Object == nil {
+		return nil, false
+	}
+	return n.Default.Object, true
+}
+
+// Fields lists every field path of the schema under n (JSON pointers, list
+// items as "/*", additionalProperties values as "/{}" ), sorted. Nodes
+// themselves are included, the root is not.
+func Fields(n *Node) []string {
+	var out []string
+	var walk func(*Node, string, int)
+	walk = func(s *Node, ptr string, depth int) {
+		if s == nil || depth > 32 {
+			return
+		}
+		for k, p := range s.Properties {
+			pp := ptr + "/" + escape(k)
+			out = append(out, pp)
+			walk(&p, pp, depth+1)
+		}
+		if s.Items != nil {
+			walk(s.Items, ptr+"/*", depth+1)
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+			walk(s.AdditionalProperties.Structural, ptr+"/{}", depth+1)
+		}
+	}
+	walk(n, "", 0)
+	sort.Strings(out)
+	return out
+}
