@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -370,7 +371,17 @@ func (p *parser) object(t *trie) (*objNode, error) {
 		}
 		p.pos++
 		p.skipSpace()
-		v, err := p.value(t.child(rawKey))
+		ct := t.child(rawKey)
+		if ct != nil {
+			// A key a rule looks at must be unique, or the rule would
+			// read one value and copy the other through unchanged.
+			for i := base; i < len(p.stack); i++ {
+				if bytes.Equal(p.stack[i].rawKey, rawKey) || decodeKey(p.stack[i].rawKey) == decodeKey(rawKey) {
+					return nil, &syntaxError{msg: fmt.Sprintf("duplicate key %s", rawKey), off: ks}
+				}
+			}
+		}
+		v, err := p.value(ct)
 		if err != nil {
 			return nil, err
 		}

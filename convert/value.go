@@ -346,4 +346,3 @@ func intOf(n node) (int64, error) {
 	}
 	return v, nil
 }
-

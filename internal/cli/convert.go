@@ -1,7 +1,281 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/convert/rules"
+)
+
+type convertOptions struct {
+	files  []string
+	to     string
+	rules  []string
+	output string
+}
 
 func newConvertCmd() *cobra.Command {
-	return &cobra.Command{Use: "convert", Short: "Convert objects offline between versions (not yet implemented)"}
+	o := &convertOptions{}
+	cmd := &cobra.Command{
+		Use:   "convert -f FILE|- --to GROUP/VERSION --rules RULES.yaml [-o yaml|json]",
+		Short: "Convert objects between versions offline, as kubectl convert would",
+		Long: `Convert reads objects (YAML or JSON, several documents, or a List) and
+writes them converted to the --to version with the given rule files.
+
+One object comes out as that object; several come out as a List, as
+kubectl convert does. If any object fails, nothing is written and every
+failure is reported with its document, object and JSON pointer.`,
+		Example: `  hubspoke convert -f examples/widget/widget-v1alpha1.yaml --to example.com/v1 \
+      --rules examples/widget/conversion.yaml
+  kubectl get widgets -o json | hubspoke convert -f - --to v1alpha1 --rules conversion.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file to convert, or - for standard input (repeatable)")
+	cmd.Flags().StringVar(&o.to, "to", "", "target GROUP/VERSION (or VERSION when the rule files share one group)")
+	cmd.Flags().StringArrayVar(&o.rules, "rules", nil, "rule file (repeatable, one per kind)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml or json")
+	return cmd
+}
+
+// document is one input document with where it came from.
+type document struct {
+	source string // file name and document number, for errors
+	json   []byte
+}
+
+func (o *convertOptions) run(cmd *cobra.Command) error {
+	if len(o.files) == 0 {
+		return usagef("no input: give -f FILE or -f -")
+	}
+	if len(o.rules) == 0 {
+		return usagef("no rules: give --rules FILE")
+	}
+	if o.to == "" {
+		return usagef("no target version: give --to GROUP/VERSION")
+	}
+	if o.output != "yaml" && o.output != "json" {
+		return usagef("unknown output format %q (want yaml or json)", o.output)
+	}
+	convs := map[string]*convert.Converter{} // by group/kind
+	groups := map[string]bool{}
+	for _, f := range o.rules {
+		c, err := rules.LoadFile(f)
+		if err != nil {
+			return err
+		}
+		convs[c.Group()+"/"+c.Kind()] = c
+		groups[c.Group()] = true
+	}
+	to := o.to
+	if !strings.Contains(to, "/") {
+		if len(groups) != 1 {
+			return usagef("--to %s has no group and the rule files name several; write GROUP/VERSION", to)
+		}
+		for g := range groups {
+			to = g + "/" + to
+		}
+	}
+	var docs []document
+	for _, f := range o.files {
+		d, err := readDocuments(f, cmd.InOrStdin())
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d...)
+	}
+	if len(docs) == 0 {
+		return fmt.Errorf("no objects in the input")
+	}
+	var out []json.RawMessage
+	var errs []string
+	for _, d := range docs {
+		conv, err := convertDocument(d, convs, to)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", d.source, err))
+			continue
+		}
+		out = append(out, conv)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	var result []byte
+	if len(out) == 1 {
+		result = out[0]
+	} else {
+		list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}, "items": out})
+		if err != nil {
+			return err
+		}
+		result = list
+	}
+	w := cmd.OutOrStdout()
+	if o.output == "json" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, result, "", "    "); err != nil {
+			return err
+		}
+		buf.WriteByte('\n')
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	y, err := yaml.JSONToYAML(result)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// convertDocument converts one object, or every item of a List.
+func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+	var head struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(d.json, &head); err != nil {
+		return nil, fmt.Errorf("not an object: %w", err)
+	}
+	if strings.HasSuffix(head.Kind, "List") && head.Items != nil {
+		var errs []string
+		items := make([]json.RawMessage, len(head.Items))
+		for i, it := range head.Items {
+			c, err := convertObject(it, convs, to)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("items[%d]: %v", i, err))
+				continue
+			}
+			items[i] = c
+		}
+		if len(errs) > 0 {
+			return nil, errors.New(strings.Join(errs, "; "))
+		}
+		var list map[string]json.RawMessage
+		if err := json.Unmarshal(d.json, &list); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(items)
+		if err != nil {
+			return nil, err
+		}
+		list["items"] = b
+		return json.Marshal(list)
+	}
+	return convertObject(d.json, convs, to)
+}
+
+func convertObject(obj []byte, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(obj, &head); err != nil {
+		return nil, fmt.Errorf("not an object: %w", err)
+	}
+	group, _, _ := strings.Cut(head.APIVersion, "/")
+	if !strings.Contains(head.APIVersion, "/") {
+		group = ""
+	}
+	c := convs[group+"/"+head.Kind]
+	if c == nil {
+		known := make([]string, 0, len(convs))
+		for k := range convs {
+			known = append(known, k)
+		}
+		return nil, fmt.Errorf("no rules for kind %q in group %q (rules loaded for %s)", head.Kind, group, strings.Join(known, ", "))
+	}
+	return c.Convert(nil, obj, to)
+}
+
+// readDocuments reads every document of a YAML or JSON file ("-" is stdin).
+func readDocuments(name string, stdin io.Reader) ([]document, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+		name = "<stdin>"
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	var docs []document
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		// JSON: keep each value's bytes exactly (number literals and all).
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for i := 1; ; i++ {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err)
+			}
+			if len(raw) > 0 && raw[0] == '[' {
+				var items []json.RawMessage
+				if err := json.Unmarshal(raw, &items); err != nil {
+					return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err)
+				}
+				for j, it := range items {
+					docs = append(docs, document{source: fmt.Sprintf("%s: value %d[%d]", name, i, j), json: it})
+				}
+				continue
+			}
+			docs = append(docs, document{source: fmt.Sprintf("%s: value %d", name, i), json: raw})
+		}
+		return docs, nil
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	line := 1
+	for i := 1; ; i++ {
+		chunk, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, i, err)
+		}
+		start := line
+		line += bytes.Count(chunk, []byte("\n"))
+		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(chunk)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i, start, err)
+		}
+		if string(j) == "null" {
+			continue
+		}
+		docs = append(docs, document{source: fmt.Sprintf("%s: document %d (line %d)", name, i, start), json: j})
+	}
+	return docs, nil
+}
+
+// stripComments drops YAML comment lines, to spot documents that hold nothing.
+func stripComments(b []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 || t[0] == '#' || string(t) == "---" {
+			continue
+		}
+		out = append(out, l...)
+		out = append(out, '\n')
+	}
+	return out
 }
