@@ -502,7 +502,10 @@ func TestNewRejects(t *testing.T) {
 		{"rename apiVersion", func() error { _, err := convert.Rename(p("apiVersion"), p("spec.x")); return err }, "set by the engine"},
 		{"scale both", func() error { _, err := convert.Scale(p("spec.a"), p("spec.b"), 2, 2); return err }, "exactly one of multiply and divide"},
 		{"bad rounding", func() error { _, err := convert.Duration(p("spec.a"), p("spec.b"), time.Second, "up"); return err }, "round must be one of"},
-		{"funcs one-way", func() error { _, err := convert.Funcs("x", func(*convert.Object) error { return nil }, nil); return err }, "cannot invert Go code"},
+		{"funcs one-way", func() error {
+			_, err := convert.Funcs("x", func(*convert.Object) error { return nil }, nil)
+			return err
+		}, "cannot invert Go code"},
 		{"hub as spoke", func() error {
 			_, err := convert.New(convert.Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []convert.Spoke{{Version: "v1"}}})
 			return err

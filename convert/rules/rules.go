@@ -406,6 +406,9 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 				known = append(known, k)
 			}
 			sort.Strings(known)
+			if len(known) == 0 {
+				known = []string{"none"}
+			}
 			return RuleSpec{}, l.errf(m["name"].val, field+".name", "no Go function %q is registered (registered: %s); funcs rules work only where the program that loads the file registers them", name, strings.Join(known, ", "))
 		}
 		spec.Rule = r

@@ -1,0 +1,146 @@
+package rules_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/convert/rules"
+)
+
+const head = `apiVersion: hubspoke.dev/v1alpha1
+kind: Conversion
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  kind: Widget
+  hub: v1
+  spokes:
+  - version: v1alpha1
+    rules:
+`
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want string // substring, including file:line
+	}{
+		{"not yaml", "a: [", "f.yaml: not valid YAML"},
+		{"wrong apiVersion", strings.Replace(head, "hubspoke.dev/v1alpha1", "v1", 1), "f.yaml:1:13: apiVersion: want hubspoke.dev/v1alpha1"},
+		{"wrong kind", strings.Replace(head, "kind: Conversion", "kind: Foo", 1), `f.yaml:2:7: kind: want Conversion, got "Foo"`},
+		{"unknown top field", head + "    - rename: {from: spec.a, to: spec.b}\nextra: 1\n", "f.yaml:12:1: extra: unknown field"},
+		{"missing hub", strings.Replace(head, "  hub: v1\n", "", 1), "spec.hub: missing"},
+		{"unknown rule", head + "    - frobnicate: {from: spec.a}\n", `f.yaml:11:7: spec.spokes[0].rules[0]: unknown rule kind "frobnicate"`},
+		{"two keys", head + "    - rename: {from: spec.a, to: spec.b}\n      enum: {}\n", "f.yaml:11:7: spec.spokes[0].rules[0]: a rule is a mapping with exactly one key"},
+		{"unknown param", head + "    - rename: {from: spec.a, too: spec.b}\n", "f.yaml:11:30: spec.spokes[0].rules[0].rename.too: unknown field (allowed: from, to)"},
+		{"rename without to", head + "    - rename: {from: spec.a}\n", "spec.spokes[0].rules[0].rename.to: missing"},
+		{"bad path", head + "    - rename: {from: spec..a, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec..a": empty segment`},
+		{"metadata path", head + "    - rename: {from: metadata.name, to: spec.b}\n", "f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: from: path metadata.name: the API server restores metadata"},
+		{"enum not one-to-one", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: X}\n", `f.yaml:13:27: spec.spokes[0].rules[0].enum.values.B: hub value "X" is also the image of another spoke value (line 13)`},
+		{"bad unit", head + "    - duration: {from: spec.a, to: spec.b, unit: days}\n", `f.yaml:11:50: spec.spokes[0].rules[0].duration.unit: unknown unit "days"`},
+		{"bad round", head + "    - duration: {from: spec.a, to: spec.b, round: up}\n", `round must be one of reject, floor, ceil, round; got "up"`},
+		{"scale zero", head + "    - scale: {from: spec.a, to: spec.b, multiply: 0}\n", `spec.spokes[0].rules[0].scale.multiply: want a positive integer, got "0"`},
+		{"scale both", head + "    - scale: {from: spec.a, to: spec.b, multiply: 2, divide: 2}\n", "set exactly one of multiply and divide"},
+		{"listToMap without key", head + "    - listToMap: {from: spec.a, to: spec.b}\n", "key is required"},
+		{"listToMap bad keyType", head + "    - listToMap: {from: spec.a, key: k, keyType: bool}\n", "keyType must be string or integer"},
+		{"unregistered funcs", head + "    - funcs: {name: legacy}\n", `f.yaml:11:21: spec.spokes[0].rules[0].funcs.name: no Go function "legacy" is registered`},
+		{"hub as spoke", strings.Replace(head, "version: v1alpha1", "version: v1", 1), "f.yaml:9:14: spec.spokes[0].version: v1 is the hub"},
+		{"duplicate spoke", head + "    - rename: {from: spec.a, to: spec.b}\n  - version: v1alpha1\n", "spoke v1alpha1 is already declared at line 9"},
+		{"bad default", head + "    - hubOnly: {path: spec.a, default: [}\n", "f.yaml:"},
+		{"two documents", head + "    - rename: {from: spec.a, to: spec.b}\n---\nfoo: 1\n", "a rule file holds one document"},
+		{"rules not a list", strings.TrimSuffix(head, "\n") + " {}\n", "spec.spokes[0].rules: want a list of rules"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := rules.Load("f.yaml", []byte(tt.doc))
+			if err == nil {
+				t.Fatalf("no error for:\n%s", tt.doc)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error:\n  %v\nwant it to contain:\n  %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadEveryRuleKind(t *testing.T) {
+	f, err := rules.ParseFile("../../examples/evolving-widget/conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, s := range f.Spokes {
+		for _, r := range s.Rules {
+			kinds[r.Type] = true
+			if r.Line == 0 || r.Rule == nil {
+				t.Errorf("rule %s: line %d, rule %v", r.Type, r.Line, r.Rule)
+			}
+		}
+	}
+	for _, k := range []string{"rename", "enum", "duration", "intToString", "listToMap", "scale", "hubOnly", "spokeOnly"} {
+		if !kinds[k] {
+			t.Errorf("evolving-widget does not use rule kind %s", k)
+		}
+	}
+	c, err := f.Converter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Versions(), ","); got != "v1,v1alpha1,v1beta1" {
+		t.Errorf("versions %s", got)
+	}
+}
+
+func TestFuncsRegistered(t *testing.T) {
+	r, err := convert.Funcs("double", func(o *convert.Object) error {
+		var n int
+		if ok, err := o.Decode(convert.MustPath("spec.n"), &n); err != nil || !ok {
+			return err
+		}
+		return o.Encode(convert.MustPath("spec.n"), n*2)
+	}, func(o *convert.Object) error {
+		var n int
+		if ok, err := o.Decode(convert.MustPath("spec.n"), &n); err != nil || !ok {
+			return err
+		}
+		if n%2 != 0 {
+			return errors.New("odd value cannot be halved")
+		}
+		return o.Encode(convert.MustPath("spec.n"), n/2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rules.Load("f.yaml", []byte(head+"    - funcs: {name: double}\n"), rules.Options{Funcs: map[string]convert.Rule{"double": r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","spec":{"n":21}}`), "example.com/v1")
+	if err != nil || string(out) != `{"apiVersion":"example.com/v1","kind":"Widget","spec":{"n":42}}` {
+		t.Fatalf("got %s, %v", out, err)
+	}
+	_, err = c.Convert(nil, []byte(`{"apiVersion":"example.com/v1","kind":"Widget","spec":{"n":3}}`), "example.com/v1alpha1")
+	if err == nil || !strings.Contains(err.Error(), "rule funcs double: odd value cannot be halved") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// FuzzLoad: any bytes give a converter or an error, never a panic.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(head + "    - rename: {from: spec.a, to: spec.b}\n"))
+	f.Add([]byte(head + "    - enum: {from: spec.m, values: {A: B}}\n    - listToMap: {from: spec.l, key: k, order: ignore}\n"))
+	f.Add([]byte(head + "    - duration: {from: spec.a, to: spec.b, unit: ms, round: floor}\n    - hubOnly: {path: spec.p, default: {a: [1]}}\n"))
+	f.Add([]byte("a: *b\n"))
+	f.Add([]byte("- &a [*a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := rules.Load("f.yaml", data)
+		if err == nil && c == nil {
+			t.Fatal("nil converter without an error")
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
