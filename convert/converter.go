@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -123,13 +124,16 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 	if err != nil {
 		return nil, &Error{Index: -1, To: to, Err: err}
 	}
-	o := &Object{st: st, root: root}
-	fail := func(from string, err error) error {
+	o := &st.obj
+	*o = Object{st: st, root: root}
+	var avNode node
+	fail := func(err error) error {
 		e, ok := err.(*Error)
 		if !ok {
 			e = &Error{Index: -1, Err: err}
 		}
-		e.From, e.To = from, to
+		e.From, _ = stringOf(avNode)
+		e.To = to
 		e.Namespace, e.Name = o.identity()
 		return e
 	}
@@ -138,24 +142,26 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 	}
 	av := root.obj.find("apiVersion")
 	if av < 0 {
-		return nil, fail("", &Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("the object has no apiVersion")})
+		return nil, fail(&Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("the object has no apiVersion")})
 	}
-	from, ok := stringOf(root.obj.members[av].val)
+	avNode = root.obj.members[av].val
+	fromVersion, ok := c.versionOf(avNode)
 	if !ok {
-		return nil, fail("", &Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("apiVersion is %s, not a string", describe(root.obj.members[av].val))})
-	}
-	fromVersion, err := c.checkAPIVersion(from)
-	if err != nil {
-		return nil, fail(from, &Error{Index: -1, Pointer: "/apiVersion", Err: err})
+		from, isString := stringOf(avNode)
+		if !isString {
+			return nil, fail(&Error{Index: -1, Pointer: "/apiVersion", Err: fmt.Errorf("apiVersion is %s, not a string", describe(avNode))})
+		}
+		_, err := c.checkAPIVersion(from)
+		return nil, fail(&Error{Index: -1, Pointer: "/apiVersion", Err: err})
 	}
 	toVersion, err := c.checkAPIVersion(to)
 	if err != nil {
-		return nil, fail(from, err)
+		return nil, fail(err)
 	}
 	if k := root.obj.find("kind"); k < 0 {
-		return nil, fail(from, &Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("the object has no kind")})
-	} else if kind, _ := stringOf(root.obj.members[k].val); kind != c.kind {
-		return nil, fail(from, &Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("kind %s is not %s, the kind this converter serves", root.obj.members[k].val.raw, c.kind)})
+		return nil, fail(&Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("the object has no kind")})
+	} else if kv := root.obj.members[k].val; !rawStringIs(kv, c.kind) {
+		return nil, fail(&Error{Index: -1, Pointer: "/kind", Err: fmt.Errorf("kind %s is not %s, the kind this converter serves", kv.raw, c.kind)})
 	}
 	if fromVersion == toVersion {
 		return append(dst, obj...), nil
@@ -164,7 +170,7 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 		o.from, o.to = fromVersion, c.hub
 		for _, r := range c.spokes[fromVersion] {
 			if err := r.ToHub(o); err != nil {
-				return nil, fail(from, err)
+				return nil, fail(err)
 			}
 		}
 	}
@@ -173,18 +179,55 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 		rules := c.spokes[toVersion]
 		for i := len(rules) - 1; i >= 0; i-- {
 			if err := rules[i].FromHub(o); err != nil {
-				return nil, fail(from, err)
+				return nil, fail(err)
 			}
 		}
 	}
 	o.from, o.to = fromVersion, toVersion
 	if err := o.flushPreserved(); err != nil {
-		return nil, fail(from, err)
+		return nil, fail(err)
 	}
 	// apiVersion is the target; kind stays.
 	o.root.obj.modified = true
-	o.root.obj.members[o.root.obj.find("apiVersion")].val = node{raw: st.keep(quoteKey(to))}
+	o.root.obj.members[o.root.obj.find("apiVersion")].val = node{raw: st.quote(to)}
 	return o.root.write(dst), nil
+}
+
+// versionOf returns the version of the apiVersion string n when it names
+// this converter's group and one of its versions, without allocating.
+func (c *Converter) versionOf(n node) (string, bool) {
+	if n.kind() != '"' {
+		return "", false
+	}
+	inner := n.raw[1 : len(n.raw)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		s, _ := stringOf(n)
+		inner = []byte(s)
+	}
+	slash := bytes.IndexByte(inner, '/')
+	if slash < 0 || string(inner[:slash]) != c.group {
+		return "", false
+	}
+	v := inner[slash+1:]
+	for _, known := range c.versions {
+		if string(v) == known {
+			return known, true
+		}
+	}
+	return "", false
+}
+
+// rawStringIs reports whether n is the JSON string s.
+func rawStringIs(n node, s string) bool {
+	if n.kind() != '"' {
+		return false
+	}
+	inner := n.raw[1 : len(n.raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == s
+	}
+	got, _ := stringOf(n)
+	return got == s
 }
 
 // identity returns the namespace and name of the object, for errors.

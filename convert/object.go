@@ -19,7 +19,7 @@ type Object struct {
 	// from and to are the versions of the step being run (spoke and hub, or
 	// hub and spoke).
 	from, to string
-	pres     *preservation
+	pres     preservation
 }
 
 // FromVersion is the version the object is converted from in this step.
@@ -133,7 +133,7 @@ func (o *Object) set(p Path, v node) error {
 		i := cur.obj.find(seg)
 		last := depth == len(p.segs)-1
 		if i < 0 {
-			m := member{rawKey: o.st.keep(quoteKey(seg))}
+			m := member{rawKey: o.st.quote(seg)}
 			if last {
 				m.val = v
 			} else {

@@ -47,19 +47,20 @@ type exactValue struct {
 func (s *stash) empty() bool { return len(s.Fields) == 0 && len(s.Exact) == 0 && len(s.Order) == 0 }
 
 type preservation struct {
-	data    map[string]*stash
+	loaded  bool
+	data    map[string]*stash // nil until something is kept or read
 	changed bool
 }
 
 // preserved loads the annotation on first use.
 func (o *Object) preserved() (*preservation, error) {
-	if o.pres != nil {
-		return o.pres, nil
+	if o.pres.loaded {
+		return &o.pres, nil
 	}
-	o.pres = &preservation{data: map[string]*stash{}}
+	o.pres.loaded = true
 	n, err := o.lookup(preservedPath)
 	if err != nil || n == nil {
-		return o.pres, err
+		return &o.pres, err
 	}
 	s, ok := stringOf(*n)
 	if !ok {
@@ -75,7 +76,7 @@ func (o *Object) preserved() (*preservation, error) {
 			delete(o.pres.data, v)
 		}
 	}
-	return o.pres, nil
+	return &o.pres, nil
 }
 
 // stashOf returns the stash of version v, creating it when create is set.
@@ -86,6 +87,9 @@ func (o *Object) stashOf(v string, create bool) (*stash, error) {
 	}
 	s := p.data[v]
 	if s == nil && create {
+		if p.data == nil {
+			p.data = map[string]*stash{}
+		}
 		s = &stash{}
 		p.data[v] = s
 	}
@@ -182,7 +186,7 @@ func (o *Object) takeOrder(v string, p Path) ([]string, error) {
 // nothing is left to keep (and the annotations map with it when that leaves
 // it empty), never added when there is nothing to keep.
 func (o *Object) flushPreserved() error {
-	if o.pres == nil || !o.pres.changed {
+	if !o.pres.changed {
 		return nil
 	}
 	for v, s := range o.pres.data {

@@ -99,7 +99,7 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 			return wrapRuleErr(r, src, err)
 		}
 		i := parent.obj.find(src.segs[len(src.segs)-1])
-		parent.obj.members[i].rawKey = o.st.keep(quoteKey(dst.segs[len(dst.segs)-1]))
+		parent.obj.members[i].rawKey = o.st.quote(dst.segs[len(dst.segs)-1])
 		parent.obj.members[i].val = v
 		return nil
 	}

@@ -2,8 +2,10 @@ package convert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // The scanner validates JSON exactly as encoding/json.Valid does (a fuzz test
@@ -33,6 +35,15 @@ var strSafe = func() (t [256]bool) {
 	t['\\'] = false
 	return t
 }()
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// hasZero flags (in the high bit) the bytes of x that are zero; the lowest
+// flag is exact, higher ones may be false positives.
+func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -138,6 +149,17 @@ func (p *parser) str() error {
 	d := p.data
 	i := p.pos + 1
 	for {
+		// Eight bytes at a time until a quote, a backslash or a control
+		// character; the lowest flagged byte is exact.
+		for i+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[i:])
+			m := ((x - lsb*0x20) & ^x & msb) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\'))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
 		for i < len(d) && strSafe[d[i]] {
 			i++
 		}
@@ -376,7 +398,7 @@ func (p *parser) object(t *trie) (*objNode, error) {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
 			for i := base; i < len(p.stack); i++ {
-				if bytes.Equal(p.stack[i].rawKey, rawKey) || decodeKey(p.stack[i].rawKey) == decodeKey(rawKey) {
+				if rawKeysEqual(p.stack[i].rawKey, rawKey) {
 					return nil, &syntaxError{msg: fmt.Sprintf("duplicate key %s", rawKey), off: ks}
 				}
 			}
@@ -403,4 +425,15 @@ func (p *parser) object(t *trie) (*objNode, error) {
 			return nil, p.fail(fmt.Sprintf("invalid character %q after object key:value pair", p.data[p.pos]))
 		}
 	}
+}
+
+// rawKeysEqual reports whether two quoted keys decode to the same string.
+func rawKeysEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 {
+		return false
+	}
+	return decodeKey(a) == decodeKey(b)
 }

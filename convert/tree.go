@@ -122,6 +122,7 @@ func (t *trie) add(p Path) {
 // conversions allocate nothing for the objects they expand.
 type state struct {
 	p       parser
+	obj     Object
 	objs    []objNode
 	members []member
 	scratch []byte
@@ -142,6 +143,7 @@ func putState(s *state) {
 	clear(s.p.stack)
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
 	s.p.data = nil
+	s.obj = Object{}
 	if cap(s.scratch) > 1<<20 {
 		s.scratch = nil
 	}
@@ -154,23 +156,23 @@ func putState(s *state) {
 // writes over a neighbour's members.
 func (s *state) newObj(ms []member) *objNode {
 	var o *objNode
-	if len(s.objs) < cap(s.objs) {
-		s.objs = s.objs[:len(s.objs)+1]
-		o = &s.objs[len(s.objs)-1]
-	} else {
-		o = &objNode{}
+	if len(s.objs) == cap(s.objs) {
+		s.objs = make([]objNode, 0, 2*cap(s.objs))
 	}
+	s.objs = s.objs[:len(s.objs)+1]
+	o = &s.objs[len(s.objs)-1]
 	if len(ms) == 0 {
 		o.members = nil
 		return o
 	}
-	if len(s.members)+len(ms) <= cap(s.members) {
-		b := len(s.members)
-		s.members = append(s.members, ms...)
-		o.members = s.members[b:len(s.members):len(s.members)]
-	} else {
-		o.members = append([]member(nil), ms...)
+	if len(s.members)+len(ms) > cap(s.members) {
+		// A new, larger arena; objects already made keep the old one, and
+		// the pooled state keeps the new one for the next conversions.
+		s.members = make([]member, 0, max(2*cap(s.members), 2*len(ms)))
 	}
+	b := len(s.members)
+	s.members = append(s.members, ms...)
+	o.members = s.members[b:len(s.members):len(s.members)]
 	return o
 }
 
@@ -178,6 +180,26 @@ func (s *state) newObj(ms []member) *objNode {
 func (s *state) keep(b []byte) []byte {
 	start := len(s.scratch)
 	s.scratch = append(s.scratch, b...)
+	return s.scratch[start:len(s.scratch):len(s.scratch)]
+}
+
+// quote returns k as a JSON string, in scratch memory.
+func (s *state) quote(k string) []byte {
+	start := len(s.scratch)
+	plain := true
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		s.scratch = append(s.scratch, '"')
+		s.scratch = append(s.scratch, k...)
+		s.scratch = append(s.scratch, '"')
+	} else {
+		s.scratch = append(s.scratch, quoteKey(k)...)
+	}
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
 }
 
