@@ -1,0 +1,32 @@
+# One obvious way to run things. Every target is plain go commands.
+GO ?= go
+
+.PHONY: test lint race bench demo build
+
+## test: everything CI runs: lint, all tests, and the race detector on the server packages.
+test: lint
+	$(GO) test ./...
+	$(GO) test -race ./review/... ./server/...
+
+## lint: gofmt and go vet must be clean.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## race: the race detector on the server packages.
+race:
+	$(GO) test -race ./review/... ./server/...
+
+## bench: every benchmark, hubspoke and controller-runtime in the same run.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./convert/ ./check/
+
+## demo: the README's main job.
+demo:
+	$(GO) run ./cmd/hubspoke demo
+
+## build: the full CLI and the slim webhook binary.
+build:
+	$(GO) build -o bin/hubspoke ./cmd/hubspoke
+	$(GO) build -trimpath -ldflags=-s -o bin/hubspoke-webhook ./cmd/hubspoke-webhook
