@@ -3,10 +3,12 @@ GO ?= go
 
 .PHONY: test lint race bench demo build
 
-## test: everything CI runs: lint, all tests, and the race detector on the server packages.
+## test: everything CI runs: lint, all tests, the race detector on the server
+## packages, and the demo exactly as the README runs it.
 test: lint
 	$(GO) test ./...
 	$(GO) test -race ./review/... ./server/...
+	$(GO) run ./cmd/hubspoke demo
 
 ## lint: gofmt and go vet must be clean.
 lint:

@@ -9,11 +9,12 @@ import (
 	"syscall"
 
 	"github.com/hubspoke/hubspoke/internal/cli"
+	"github.com/hubspoke/hubspoke/internal/sandboxcmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, sandboxcmd.NewSandboxCmd, sandboxcmd.NewDemoCmd)
 	stop()
 	os.Exit(code)
 }
