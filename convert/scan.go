@@ -53,6 +53,7 @@ type parser struct {
 	pos   int
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
+	kinds []byte   // open containers of skipComposite
 	st    *state
 }
 
@@ -146,8 +147,175 @@ func (p *parser) lit(s string) error {
 
 // str scans a string starting at the opening quote.
 func (p *parser) str() error {
+	i, msg := scanString(p.data, p.pos)
+	p.pos = i
+	if msg != "" {
+		return p.fail(msg)
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (p *parser) number() error {
+	i, ok := scanNumber(p.data, p.pos)
+	p.pos = i
+	if !ok {
+		return p.fail("invalid character in numeric literal")
+	}
+	return nil
+}
+
+// skipComposite validates the object or array at p.pos without recording
+// anything. It is one loop over a local index with an explicit stack of open
+// containers: this is where most of the bytes of a real object go.
+func (p *parser) skipComposite() error {
 	d := p.data
-	i := p.pos + 1
+	i := p.pos
+	stack := p.kinds[:0]
+	var (
+		ok  bool
+		msg string
+	)
+open:
+	if p.depth+len(stack) >= maxDepth {
+		p.pos = i
+		return p.fail(errTooDeep.Error())
+	}
+	stack = append(stack, d[i])
+	p.kinds = stack // keep the grown stack for the next document
+	i++
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	if stack[len(stack)-1] == '{' {
+		if d[i] == '}' {
+			i++
+			stack = stack[:len(stack)-1]
+			goto closed
+		}
+		goto key
+	}
+	if d[i] == ']' {
+		i++
+		stack = stack[:len(stack)-1]
+		goto closed
+	}
+	goto value
+key:
+	if d[i] != '"' {
+		p.pos = i
+		return p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
+	}
+	if i, msg = scanString(d, i); msg != "" {
+		p.pos = i
+		return p.fail(msg)
+	}
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	if d[i] != ':' {
+		p.pos = i
+		return p.fail(fmt.Sprintf("invalid character %q after object key", d[i]))
+	}
+	i++
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+value:
+	switch c := d[i]; {
+	case c == '{' || c == '[':
+		goto open
+	case c == '"':
+		if i, msg = scanString(d, i); msg != "" {
+			p.pos = i
+			return p.fail(msg)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		if i, ok = scanNumber(d, i); !ok {
+			p.pos = i
+			return p.fail("invalid character in numeric literal")
+		}
+	case c == 't':
+		if i, ok = scanLiteral(d, i, "true"); !ok {
+			p.pos = i
+			return p.fail("invalid literal")
+		}
+	case c == 'f':
+		if i, ok = scanLiteral(d, i, "false"); !ok {
+			p.pos = i
+			return p.fail("invalid literal")
+		}
+	case c == 'n':
+		if i, ok = scanLiteral(d, i, "null"); !ok {
+			p.pos = i
+			return p.fail("invalid literal")
+		}
+	default:
+		p.pos = i
+		return p.fail(fmt.Sprintf("invalid character %q looking for beginning of value", c))
+	}
+closed:
+	if len(stack) == 0 {
+		p.pos = i
+		return nil
+	}
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	switch d[i] {
+	case ',':
+		i++
+		for i < len(d) && isSpace(d[i]) {
+			i++
+		}
+		if i >= len(d) {
+			goto eof
+		}
+		if stack[len(stack)-1] == '{' {
+			goto key
+		}
+		goto value
+	case '}', ']':
+		want := byte('{')
+		if d[i] == ']' {
+			want = '['
+		}
+		if stack[len(stack)-1] != want {
+			break
+		}
+		i++
+		stack = stack[:len(stack)-1]
+		goto closed
+	}
+	p.pos = i
+	if stack[len(stack)-1] == '{' {
+		return p.fail(fmt.Sprintf("invalid character %q after object key:value pair", d[i]))
+	}
+	return p.fail(fmt.Sprintf("invalid character %q after array element", d[i]))
+eof:
+	p.pos = i
+	return p.fail("unexpected end of JSON input")
+}
+
+// scanString scans the string whose opening quote is at d[i] and returns
+// the index after its closing quote, or the offending index and a message.
+func scanString(d []byte, i int) (int, string) {
+	i++
 	for {
 		// Eight bytes at a time until a quote, a backslash or a control
 		// character; the lowest flagged byte is exact.
@@ -164,18 +332,15 @@ func (p *parser) str() error {
 			i++
 		}
 		if i >= len(d) {
-			p.pos = i
-			return p.fail("unexpected end of JSON input in string")
+			return i, "unexpected end of JSON input in string"
 		}
 		switch c := d[i]; {
 		case c == '"':
-			p.pos = i + 1
-			return nil
+			return i + 1, ""
 		case c == '\\':
 			i++
 			if i >= len(d) {
-				p.pos = i
-				return p.fail("unexpected end of JSON input in string escape")
+				return i, "unexpected end of JSON input in string escape"
 			}
 			switch d[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -184,39 +349,29 @@ func (p *parser) str() error {
 				i++
 				for k := 0; k < 4; k++ {
 					if i >= len(d) {
-						p.pos = i
-						return p.fail("unexpected end of JSON input in \\u escape")
+						return i, "unexpected end of JSON input in \\u escape"
 					}
 					if !isHex(d[i]) {
-						p.pos = i
-						return p.fail("invalid character in \\u hexadecimal character escape")
+						return i, "invalid character in \\u hexadecimal character escape"
 					}
 					i++
 				}
 			default:
-				p.pos = i
-				return p.fail("invalid character in string escape code")
+				return i, "invalid character in string escape code"
 			}
-		default: // control character
-			p.pos = i
-			return p.fail("invalid control character in string")
+		default:
+			return i, "invalid control character in string"
 		}
 	}
 }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func (p *parser) number() error {
-	d := p.data
-	i := p.pos
+// scanNumber scans the number at d[i].
+func scanNumber(d []byte, i int) (int, bool) {
 	if d[i] == '-' {
 		i++
 	}
 	if i >= len(d) {
-		p.pos = i
-		return p.fail("unexpected end of JSON input in number")
+		return i, false
 	}
 	switch {
 	case d[i] == '0':
@@ -226,14 +381,12 @@ func (p *parser) number() error {
 			i++
 		}
 	default:
-		p.pos = i
-		return p.fail("invalid character in numeric literal")
+		return i, false
 	}
 	if i < len(d) && d[i] == '.' {
 		i++
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			p.pos = i
-			return p.fail("invalid character after decimal point in numeric literal")
+			return i, false
 		}
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
@@ -245,94 +398,23 @@ func (p *parser) number() error {
 			i++
 		}
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			p.pos = i
-			return p.fail("invalid character in exponent of numeric literal")
+			return i, false
 		}
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
 		}
 	}
-	p.pos = i
-	return nil
+	return i, true
 }
 
-// skipComposite validates an object or array without recording anything.
-func (p *parser) skipComposite() error {
-	p.depth++
-	if p.depth > maxDepth {
-		return p.fail(errTooDeep.Error())
+func scanLiteral(d []byte, i int, lit string) (int, bool) {
+	for k := 0; k < len(lit); k++ {
+		if i >= len(d) || d[i] != lit[k] {
+			return i, false
+		}
+		i++
 	}
-	defer func() { p.depth-- }()
-	if p.data[p.pos] == '{' {
-		p.pos++
-		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == '}' {
-			p.pos++
-			return nil
-		}
-		for {
-			if p.pos >= len(p.data) {
-				return p.fail("unexpected end of JSON input")
-			}
-			if p.data[p.pos] != '"' {
-				return p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", p.data[p.pos]))
-			}
-			if err := p.str(); err != nil {
-				return err
-			}
-			p.skipSpace()
-			if p.pos >= len(p.data) {
-				return p.fail("unexpected end of JSON input")
-			}
-			if p.data[p.pos] != ':' {
-				return p.fail(fmt.Sprintf("invalid character %q after object key", p.data[p.pos]))
-			}
-			p.pos++
-			p.skipSpace()
-			if err := p.skipValue(); err != nil {
-				return err
-			}
-			p.skipSpace()
-			if p.pos >= len(p.data) {
-				return p.fail("unexpected end of JSON input")
-			}
-			switch p.data[p.pos] {
-			case ',':
-				p.pos++
-				p.skipSpace()
-			case '}':
-				p.pos++
-				return nil
-			default:
-				return p.fail(fmt.Sprintf("invalid character %q after object key:value pair", p.data[p.pos]))
-			}
-		}
-	}
-	p.pos++ // '['
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return nil
-	}
-	for {
-		if err := p.skipValue(); err != nil {
-			return err
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of JSON input")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-			p.skipSpace()
-		case ']':
-			p.pos++
-			return nil
-		default:
-			return p.fail(fmt.Sprintf("invalid character %q after array element", p.data[p.pos]))
-		}
-	}
+	return i, true
 }
 
 func (p *parser) skipValue() error {
@@ -364,7 +446,12 @@ func (p *parser) object(t *trie) (*objNode, error) {
 	if p.depth > maxDepth {
 		return nil, p.fail(errTooDeep.Error())
 	}
-	defer func() { p.depth-- }()
+	o, err := p.objectBody(t)
+	p.depth--
+	return o, err
+}
+
+func (p *parser) objectBody(t *trie) (*objNode, error) {
 	base := len(p.stack)
 	p.pos++ // '{'
 	p.skipSpace()
