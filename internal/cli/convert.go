@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/convert"
@@ -239,31 +237,43 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 		}
 		return docs, nil
 	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	line := 1
-	for i := 1; ; i++ {
-		chunk, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", name, i, err)
-		}
-		start := line
-		line += bytes.Count(chunk, []byte("\n"))
-		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+	for i, chunk := range splitYAML(data) {
+		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
 			continue
 		}
-		j, err := yaml.YAMLToJSON(chunk)
+		j, err := yaml.YAMLToJSON(chunk.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i, start, err)
+			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i+1, chunk.line, err)
 		}
 		if string(j) == "null" {
 			continue
 		}
-		docs = append(docs, document{source: fmt.Sprintf("%s: document %d (line %d)", name, i, start), json: j})
+		docs = append(docs, document{source: fmt.Sprintf("%s: document %d (line %d)", name, i+1, chunk.line), json: j})
 	}
 	return docs, nil
+}
+
+type yamlChunk struct {
+	line int // first line of the document
+	data []byte
+}
+
+// splitYAML splits a YAML stream at "---" lines, remembering where each
+// document starts so errors can name the line.
+func splitYAML(data []byte) []yamlChunk {
+	var chunks []yamlChunk
+	cur := yamlChunk{line: 1}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for n, l := range lines {
+		t := bytes.TrimRight(l, " \t\r\n")
+		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+			chunks = append(chunks, cur)
+			cur = yamlChunk{line: n + 2}
+			continue
+		}
+		cur.data = append(cur.data, l...)
+	}
+	return append(chunks, cur)
 }
 
 // stripComments drops YAML comment lines, to spot documents that hold nothing.
