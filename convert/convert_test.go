@@ -119,10 +119,10 @@ func TestRulesBothWays(t *testing.T) {
 		{name: "list to map key only", rules: []convert.Rule{must(convert.ListToMap(p("spec.e"), p("spec.m"), "name", convert.KeyString, convert.OrderKeep))},
 			spoke: `{"e":[{"name":"a"}]}`, hub: `{"m":{"a":{}}}`},
 		{name: "list to map integer keys", rules: []convert.Rule{must(convert.ListToMap(p("spec.ports"), p("spec.ports"), "port", convert.KeyInteger, convert.OrderIgnore))},
-			spoke: `{"ports":[{"port":80,"proto":"TCP"},{"port":443}]}`, hub: `{"ports":{"80":{"proto":"TCP"},"443":{}}}`,
+			spoke: `{"ports":[{"port":80,"proto":"TCP"},{"port":443}]}`, hub: `{"ports":{"443":{},"80":{"proto":"TCP"}}}`,
 			back: `{"ports":[{"port":443},{"port":80,"proto":"TCP"}]}`},
 		{name: "list to map order ignore comes back sorted", rules: []convert.Rule{must(convert.ListToMap(p("spec.e"), p("spec.e"), "name", convert.KeyString, convert.OrderIgnore))},
-			spoke: `{"e":[{"name":"b"},{"name":"a"}]}`, hub: `{"e":{"b":{},"a":{}}}`, back: `{"e":[{"name":"a"},{"name":"b"}]}`},
+			spoke: `{"e":[{"name":"b"},{"name":"a"}]}`, hub: `{"e":{"a":{},"b":{}}}`, back: `{"e":[{"name":"a"},{"name":"b"}]}`},
 		{name: "list to map key not first comes back first", rules: []convert.Rule{must(convert.ListToMap(p("spec.e"), p("spec.e"), "name", convert.KeyString, convert.OrderKeep))},
 			spoke: `{"e":[{"port":1,"name":"a"}]}`, hub: `{"e":{"a":{"port":1}}}`, back: `{"e":[{"name":"a","port":1}]}`},
 		{name: "spec missing", rules: []convert.Rule{must(convert.Rename(p("spec.replicas"), p("spec.size")))},
@@ -386,7 +386,8 @@ func TestDefaults(t *testing.T) {
 	c := newConv(t, must(convert.HubOnly(p("spec.priority"), []byte(`"Normal"`))))
 	tests := []struct{ name, spoke, hub string }{
 		{"missing gets the default", `{}`, `{"priority":"Normal"}`},
-		{"spec missing gets the default", ``, `{"priority":"Normal"}`},
+		{"spec missing stays missing, as with the API server's defaulting", ``, ``},
+		{"spec null stays null", `null`, `null`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Order says whether the order of a list converted to a map matters.
@@ -93,7 +94,7 @@ func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
 	}
 	keys := make([]string, 0, len(items))
 	seen := make(map[string]int, len(items))
-	out := []byte{'{'}
+	vals := make([][]byte, 0, len(items))
 	for i := range items {
 		at := Path{segs: append(slices.Clone(r.from.segs), strconv.Itoa(i))}
 		it := &items[i]
@@ -128,12 +129,25 @@ func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
 		keys = append(keys, k)
 		it.obj.members[ki].deleted = true
 		it.obj.modified = true
-		if i > 0 {
+		vals = append(vals, it.write(nil))
+	}
+	// The map's keys in list order, or sorted when the order is declared
+	// meaningless: then every path through the hub gives the same bytes.
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	if r.order == OrderIgnore {
+		slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	}
+	out := []byte{'{'}
+	for j, i := range idx {
+		if j > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, quoteKey(k)...)
+		out = append(out, quoteKey(keys[i])...)
 		out = append(out, ':')
-		out = it.write(out)
+		out = append(out, vals[i]...)
 	}
 	out = append(out, '}')
 	if r.order == OrderKeep && !slices.IsSorted(keys) {

@@ -90,6 +90,17 @@ func (r *onlyRule) restore(o *Object) error {
 	case ok:
 		return wrapRuleErr(r, r.path, o.set(r.path, node{raw: o.st.keep(kept)}))
 	case r.def != nil:
+		// Like the API server's defaulting, a default fills a missing
+		// field of an existing object; it never creates the object.
+		if len(r.path.segs) > 1 {
+			parent, err := o.lookup(Path{segs: r.path.segs[:len(r.path.segs)-1]})
+			if err != nil {
+				return wrapRuleErr(r, r.path, err)
+			}
+			if parent == nil || parent.kind() != '{' {
+				return nil
+			}
+		}
 		return wrapRuleErr(r, r.path, o.set(r.path, node{raw: r.def}))
 	}
 	return nil
