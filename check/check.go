@@ -97,6 +97,8 @@ type Finding struct {
 	Input    any `json:"input,omitempty"`
 	Output   any `json:"output,omitempty"`
 	Expected any `json:"expected,omitempty"`
+
+	size int // size of Input's JSON, to keep the smallest example
 }
 
 // pair returns the group key "from -> to" (or "from", or "crd").

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -89,8 +90,10 @@ func intBounds(n *schema.Node) (lo, hi float64, loDesc, hiDesc string) {
 }
 
 func num(f float64) string {
-	b, _ := json.Marshal(f)
-	return string(b)
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', 0, 64) // exact integer digits
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 func jsonStr(v any) string {

@@ -19,6 +19,9 @@ type Report struct {
 	Laws     int `json:"laws"`
 	Objects  int `json:"objects"`
 	Fixtures int `json:"fixtures"`
+	// Seed of the generated objects (0 when no law ran): pass it back
+	// (--seed) to reproduce the run.
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // Add appends a finding.
@@ -52,6 +55,9 @@ func (r *Report) Merge(o *Report) {
 	r.Laws += o.Laws
 	r.Objects += o.Objects
 	r.Fixtures += o.Fixtures
+	if o.Seed != 0 {
+		r.Seed = o.Seed
+	}
 }
 
 // Summary is the one-line summary of the report.
@@ -61,7 +67,7 @@ func (r *Report) Summary() string {
 		parts = append(parts, fmt.Sprintf("%d static checks", r.Checks))
 	}
 	if r.Laws > 0 {
-		parts = append(parts, fmt.Sprintf("%d law runs on %d generated objects", r.Laws, r.Objects))
+		parts = append(parts, fmt.Sprintf("%d law runs on %d generated objects, seed %d", r.Laws, r.Objects, r.Seed))
 	}
 	if r.Fixtures > 0 {
 		parts = append(parts, fmt.Sprintf("%d fixtures", r.Fixtures))
@@ -132,7 +138,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Laws     int       `json:"laws"`
 		Objects  int       `json:"objects"`
 		Fixtures int       `json:"fixtures"`
-	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures}
+		Seed     uint64    `json:"seed,omitempty"`
+	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}

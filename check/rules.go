@@ -192,7 +192,13 @@ func parseRule(n *yamlv3.Node) (Rule, error) {
 		if rule.From, err = path("from"); err != nil {
 			return rule, err
 		}
-		rule.To, err = path("to")
+		if rule.To, err = path("to"); err != nil {
+			return rule, err
+		}
+		if rule.To == nil {
+			// "to" defaults to "from" (a rule rewriting a field in place).
+			rule.To = rule.From
+		}
 	}
 	return rule, err
 }

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/hubspoke/hubspoke/schema"
 )
 
-// Static runs the static checks of a CRD and its rule file (rules may be
-// nil: only the CRD is checked, and every version but the storage one is
-// taken for a spoke with no rules).
+// Static runs the static checks of a CRD and its rule file. rules may be
+// nil (a black-box webhook): then only the CRD-wide checks run, since
+// fields cannot be paired without the rules.
 func Static(crd *schema.CRD, rules *Rules) *Report {
 	r := &Report{}
 	s := &static{crd: crd, rules: rules, r: r}
@@ -20,7 +19,7 @@ func Static(crd *schema.CRD, rules *Rules) *Report {
 		s.ruleVersions()
 	}
 	hub := s.hubVersion()
-	if hub != nil && hub.Structural != nil {
+	if rules != nil && hub != nil && hub.Structural != nil {
 		for _, v := range crd.Versions() {
 			if v == hub || v.Structural == nil {
 				continue
@@ -132,6 +131,7 @@ func (s *static) ruleVersions() {
 type mapping struct {
 	path    []string // nil when a rule drops it on purpose
 	rule    *Rule    // the transforming rule at exactly this field, if any
+	exact   bool     // rule transforms exactly this field
 	covered bool     // a rule names this field or an ancestor (not lossy)
 }
 
@@ -162,22 +162,25 @@ func mapPath(rules []Rule, p []string, toHub bool) mapping {
 		rest := m.path[len(src):]
 		np := append(append([]string{}, dst...), rest...)
 		if r.Kind == "listToMap" && len(rest) > 0 {
-			if toHub {
-				np = append(append(append([]string{}, dst...), "{}"), rest[1:]...)
-			} else {
-				np = append(append(append([]string{}, dst...), "*"), rest[1:]...)
+			key, _ := r.Params["key"].(string)
+			if len(rest) > 1 && rest[1] == key {
+				// The key field of an item becomes (or comes from) the map key.
+				m.path, m.rule, m.exact = nil, r, false
+				return m
 			}
+			item := "{}"
+			if !toHub {
+				item = "*"
+			}
+			np = append(append(append([]string{}, dst...), item), rest[1:]...)
 		}
-		if len(rest) == 0 {
-			if r.Kind == "rename" {
-				m.rule = nil
-			} else {
-				m.rule = r
-			}
-		} else if r.Kind != "rename" && r.Kind != "listToMap" {
+		switch {
+		case len(rest) == 0 && r.Kind != "rename":
+			m.rule, m.exact = r, true
+		case len(rest) > 0 && r.Kind != "rename" && r.Kind != "listToMap":
 			// Inside a value another rule rewrites as a whole: its shape is
 			// the rule's business.
-			m.rule = r
+			m.rule, m.exact = r, false
 		}
 		m.path = np
 	}
@@ -209,7 +212,6 @@ func preservedBy(root *schema.Node, p []string) bool {
 }
 
 func (s *static) pair(spoke, hub *schema.Version, rules []Rule) {
-	c := s.crd
 	// Rule paths exist.
 	for i := range rules {
 		r := &rules[i]
@@ -231,7 +233,6 @@ func (s *static) pair(spoke, hub *schema.Version, rules []Rule) {
 	}
 	s.direction(spoke, hub, rules, true)
 	s.direction(hub, spoke, rules, false)
-	_ = c
 }
 
 // direction walks every field of from, finds its counterpart in to, and
@@ -257,12 +258,12 @@ func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
 			continue // dropped on purpose by spokeOnly/hubOnly: preserved
 		}
 		tn, err := schema.LookupSegments(to.Structural, m.path)
+		if err != nil && ancestorOfRule(rules, segs, toHub) {
+			continue // a container some rule maps into: its children are checked
+		}
 		if err != nil {
-			if preservedBy(to.Structural, m.path) || (m.rule != nil && !m.covered) {
-				continue
-			}
-			if m.covered && m.rule != nil {
-				continue // inside a value a rule rewrites
+			if preservedBy(to.Structural, m.path) || (m.rule != nil && !m.exact) {
+				continue // kept as unknown fields, or inside a value a rule rewrites
 			}
 			lostPrefixes = append(lostPrefixes, segs)
 			f := Finding{Check: CheckLossy, From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path),
@@ -272,8 +273,8 @@ func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
 			continue
 		}
 		base := Finding{From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path), Pos: c.Pos(c.SchemaPointer(from, segs))}
-		if m.rule != nil && m.rule.Kind != "rename" {
-			if len(m.path) == len(m.rule.To) || len(m.path) == len(m.rule.From) {
+		if m.rule != nil {
+			if m.exact {
 				s.transform(base, fn, tn, m.rule, toHub)
 			}
 			continue
@@ -442,10 +443,20 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *Rule, toHub boo
 		if toHub {
 			lt, ks := schema.ListType(list)
 			if lt != "map" || !sameStrings(ks, []string{key}) {
-				add(listDesc(lt, ks)+" (duplicate "+key+" values accepted)", "map keyed by "+key, "a list with two items of the same "+key+" cannot be held by the map", SeverityError)
+				add(listDesc(lt, ks)+" (duplicate "+key+" values accepted)", "map keyed by "+key, "a list with two items of the same "+key+" cannot be held by the map: converting it fails", SeverityWarning)
 			}
 			if list.Items == nil || !slices.Contains(required(list.Items), key) {
 				add(key+" optional", key+" is the map key", "items without "+key+" cannot be held by the map", SeverityError)
+			}
+		}
+		if !toHub && list.Items != nil {
+			// Map keys carry no schema: any string is a valid hub key.
+			if kn, ok := list.Items.Properties[key]; ok && typeOf(&kn) == "string" {
+				anyString := &schema.Node{}
+				anyString.Type = "string"
+				for _, c := range contain(anyString, &kn) {
+					add("map key: any string", c.b, fmt.Sprintf("hub map keys are unconstrained, but %s items need %s with %s", base.To, key, c.b), c.severity)
+				}
 			}
 		}
 	}
@@ -474,4 +485,17 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-var _ = strings.TrimSpace
+// ancestorOfRule reports whether p is a proper ancestor of a path a rule
+// maps (on the side p lives on).
+func ancestorOfRule(rules []Rule, p []string, toHub bool) bool {
+	for _, r := range rules {
+		src := r.From
+		if !toHub {
+			src = r.To
+		}
+		if len(src) > len(p) && hasPrefix(src, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -254,7 +254,9 @@ func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
 			nodeLines(c, ptr, out)
 		}
 	case yamlv3.MappingNode:
-		out[ptr] = n.Line
+		if _, ok := out[ptr]; !ok {
+			out[ptr] = n.Line
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := ptr + "/" + escape(k.Value)
@@ -262,7 +264,9 @@ func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
 			nodeLines(v, p, out)
 		}
 	case yamlv3.SequenceNode:
-		out[ptr] = n.Line
+		if _, ok := out[ptr]; !ok {
+			out[ptr] = n.Line
+		}
 		for i, c := range n.Content {
 			p := fmt.Sprintf("%s/%d", ptr, i)
 			out[p] = c.Line
@@ -423,9 +427,11 @@ func Fields(n *Node) []string {
 			walk(&p, pp, depth+1)
 		}
 		if s.Items != nil {
+			out = append(out, ptr+"/*")
 			walk(s.Items, ptr+"/*", depth+1)
 		}
 		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+			out = append(out, ptr+"/{}")
 			walk(s.AdditionalProperties.Structural, ptr+"/{}", depth+1)
 		}
 	}

@@ -1,0 +1,233 @@
+package check
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubspoke/hubspoke/schema"
+)
+
+func loadCRD(t testing.TB, path string) *schema.CRD {
+	t.Helper()
+	crd, err := schema.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func lawOpts(laws ...string) Options {
+	return Options{Objects: 100, Seed: 42, ShrinkTime: 2 * time.Second, Laws: laws}
+}
+
+func TestLawsCleanConverter(t *testing.T) {
+	crd := loadCRD(t, "testdata/crd.yaml")
+	r := Laws(context.Background(), crd, &fakeConverter{}, lawOpts())
+	if len(r.Findings) > 0 {
+		t.Fatalf("a correct converter has findings:\n%s", textOf(r))
+	}
+	if r.Laws != 16 {
+		t.Errorf("law runs = %d, want 16 (2 spokes x 2 round trips + 6 pairs x (path agreement + determinism))", r.Laws)
+	}
+}
+
+// TestLawsCatchBrokenConverters holds the "must catch" list: each broken
+// variant must be reported by the named law, between the named versions,
+// with a counterexample and the pointer of the difference.
+func TestLawsCatchBrokenConverters(t *testing.T) {
+	tests := []struct {
+		name     string
+		conv     *fakeConverter
+		crdEdits []string
+		laws     []string
+		// want: the law, versions and pointer of the finding.
+		check, from, to, path string
+	}{
+		{
+			name:  "one-way conversion only (FromHub is identity)",
+			conv:  &fakeConverter{oneWay: true},
+			laws:  []string{LawSpokeRoundTrip},
+			check: LawValidOutput, from: "v1", to: "v1alpha1", path: "/spec/mode",
+		},
+		{
+			name:  "hub-only field dropped",
+			conv:  &fakeConverter{dropHubOnly: true},
+			laws:  []string{LawHubRoundTrip},
+			check: LawHubRoundTrip, from: "v1", to: "v1alpha1", path: "/spec/paused",
+		},
+		{
+			name:     "list to map overwriting duplicate keys",
+			conv:     &fakeConverter{overwriteDups: true},
+			crdEdits: []string{"                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [name]\n", "                type: array\n"},
+			laws:     []string{LawSpokeRoundTrip},
+			check:    LawSpokeRoundTrip, from: "v1alpha1", to: "v1", path: "/spec/endpoints/1",
+		},
+		{
+			name:     "v1alpha1 minimum 0 against v1 minimum 1",
+			conv:     &fakeConverter{},
+			crdEdits: []string{"size: {type: integer, format: int32, minimum: 0, maximum: 100}", "size: {type: integer, format: int32, minimum: 1, maximum: 100}"},
+			laws:     []string{LawSpokeRoundTrip},
+			check:    LawValidOutput, from: "v1alpha1", to: "v1", path: "/spec/size",
+		},
+		{
+			name:  "nondeterministic output",
+			conv:  &fakeConverter{nondeterministic: true},
+			laws:  []string{LawDeterminism},
+			check: LawDeterminism, from: "v1", to: "v1alpha1", path: "/metadata/annotations",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crd, _ := variant(t, tt.crdEdits, nil)
+			r := Laws(context.Background(), crd, tt.conv, lawOpts(tt.laws...))
+			var got *Finding
+			for i, f := range r.Findings {
+				if f.Check == tt.check && f.From == tt.from && f.To == tt.to {
+					got = &r.Findings[i]
+					break
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s finding %s -> %s; got:\n%s", tt.check, tt.from, tt.to, textOf(r))
+			}
+			if got.Path != tt.path {
+				t.Errorf("pointer = %q, want %q\n%s", got.Path, tt.path, textOf(r))
+			}
+			if got.Severity != SeverityError || r.Errors() == 0 {
+				t.Errorf("severity = %s, want error", got.Severity)
+			}
+			in, ok := got.Input.(map[string]any)
+			if !ok {
+				t.Fatalf("no counterexample: %+v", got)
+			}
+			// Minimal: the shrunk spec holds only what the failure needs.
+			if spec, _ := in["spec"].(map[string]any); len(spec) > 1 {
+				t.Errorf("counterexample not minimal, spec has %d fields: %v", len(spec), spec)
+			}
+			if md, _ := in["metadata"].(map[string]any); len(md) > 2 {
+				t.Errorf("counterexample not minimal, metadata has %d fields: %v", len(md), md)
+			}
+		})
+	}
+}
+
+func TestLawsRuleRefusalIsAWarning(t *testing.T) {
+	// With list-type atomic, v1alpha1 accepts duplicate names, which the
+	// correct converter refuses: a warning, not a violation.
+	crd, _ := variant(t, []string{"                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [name]\n", "                type: array\n"}, nil)
+	r := Laws(context.Background(), crd, &fakeConverter{}, lawOpts(LawSpokeRoundTrip))
+	if r.Errors() != 0 {
+		t.Fatalf("errors for a refusing converter:\n%s", textOf(r))
+	}
+	found := false
+	for _, f := range r.Findings {
+		if f.Check == LawConvertible && f.Severity == SeverityWarning && strings.Contains(f.Message, "duplicate name") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no convertible warning for the refused duplicates:\n%s", textOf(r))
+	}
+}
+
+func TestLawsPanickingConverter(t *testing.T) {
+	crd := loadCRD(t, "testdata/crd.yaml")
+	r := Laws(context.Background(), crd, panicky{&fakeConverter{}}, lawOpts(LawDeterminism))
+	if r.Errors() == 0 || !strings.Contains(textOf(r), "panic") {
+		t.Fatalf("a panicking converter is not reported:\n%s", textOf(r))
+	}
+}
+
+type panicky struct{ *fakeConverter }
+
+func (p panicky) Convert(dst, obj []byte, to string) ([]byte, error) { panic("boom") }
+
+func TestLawsCanceled(t *testing.T) {
+	crd := loadCRD(t, "testdata/crd.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := Laws(ctx, crd, &fakeConverter{}, lawOpts())
+	if r.Laws != 0 || r.Warnings() == 0 {
+		t.Fatalf("canceled run: laws=%d, findings:\n%s", r.Laws, textOf(r))
+	}
+}
+
+func TestGeneratorEdgeCases(t *testing.T) {
+	crd, err := schema.Load("crd.yaml", []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  group: example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              n: {type: integer, format: int64}
+              s: {type: string, maxLength: 400}
+              opt: {type: string, nullable: true}
+              list: {type: array, items: {type: string}}
+              free: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              embedded: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, properties: {ok: {type: boolean}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := crd.Version("v1")
+	g, err := NewGenerator(crd, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	gen := g.Object()
+	for i := 0; i < 400; i++ {
+		obj := gen.Example(i)
+		if probs := v.Validate(obj); len(probs) > 0 {
+			t.Fatalf("generated object %d is invalid: %v\n%v", i, probs, obj)
+		}
+		spec, _ := obj["spec"].(map[string]any)
+		md, _ := obj["metadata"].(map[string]any)
+		mark := func(name string, ok bool) {
+			if ok {
+				seen[name] = true
+			}
+		}
+		_, hasN := spec["n"]
+		mark("missing", !hasN)
+		mark("max int64", spec["n"] == int64(9223372036854775807))
+		mark("min int64", spec["n"] == int64(-9223372036854775808))
+		mark("zero", spec["n"] == int64(0))
+		o, hasOpt := spec["opt"]
+		mark("null", hasOpt && o == nil)
+		s, _ := spec["s"].(string)
+		mark("empty string", hasKey(spec, "s") && s == "")
+		mark("long string", len([]rune(s)) == 400)
+		mark("unicode", len(s) != len([]rune(s)))
+		l, ok := spec["list"].([]any)
+		mark("empty list", ok && len(l) == 0)
+		free, _ := spec["free"].(map[string]any)
+		mark("unknown fields", len(free) > 0)
+		mark("status", hasKey(obj, "status"))
+		mark("full metadata", hasKey(md, "ownerReferences") && hasKey(md, "managedFields"))
+	}
+	for _, want := range []string{"missing", "max int64", "min int64", "zero", "null", "empty string", "long string", "unicode", "empty list", "unknown fields", "status", "full metadata"} {
+		if !seen[want] {
+			t.Errorf("400 generated objects never had: %s", want)
+		}
+	}
+}
+
+func hasKey(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
+}

@@ -1,0 +1,258 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/hubspoke/hubspoke/check"
+	"github.com/hubspoke/hubspoke/schema"
+)
+
+// Protocol check names (the Check field of findings from Conformance).
+const (
+	CheckUID               = "protocol-uid"
+	CheckResponseKind      = "protocol-response-kind"
+	CheckBatch             = "protocol-batch"
+	CheckSameVersion       = "protocol-same-version"
+	CheckUnsupportedTarget = "protocol-unsupported-target"
+	CheckMalformed         = "protocol-malformed-review"
+	CheckV1beta1           = "protocol-v1beta1"
+	CheckObjectRules       = "protocol-object-rules"
+	CheckReachable         = "protocol-reachable"
+)
+
+// Samples returns up to n valid sample objects of version v of crd,
+// generated from its schema, with distinct names and uids.
+func Samples(crd *schema.CRD, v *schema.Version, n int) ([][]byte, error) {
+	g, err := check.NewGenerator(crd, v)
+	if err != nil {
+		return nil, err
+	}
+	gen := g.Object()
+	var out [][]byte
+	for seed := 0; len(out) < n && seed < 50*n; seed++ {
+		obj, ok := example(gen.Example, seed)
+		if !ok {
+			continue
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		md["name"] = fmt.Sprintf("sample-%d", len(out))
+		md["namespace"] = "default"
+		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", len(out))
+		if len(v.Validate(obj)) > 0 {
+			continue
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			continue
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("webhook: no valid sample object generated for version %s", v.Name)
+	}
+	return out, nil
+}
+
+func example(f func(...int) map[string]any, seed int) (obj map[string]any, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return f(seed), true
+}
+
+// Conformance checks the webhook's side of the ConversionReview protocol
+// with sample objects of every version of crd.
+func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report {
+	r := &check.Report{}
+	add := func(checkName, from, to, msg string) {
+		r.Add(check.Finding{Check: checkName, From: from, To: to, Message: msg})
+	}
+	samples := map[string][][]byte{}
+	for _, v := range crd.Versions() {
+		if v.Structural == nil {
+			continue
+		}
+		s, err := Samples(crd, v, 3)
+		if err != nil {
+			r.Add(check.Finding{Check: check.CheckGeneratorNote, Severity: check.SeverityWarning, From: v.Name, Message: err.Error()})
+			continue
+		}
+		samples[v.Name] = s
+	}
+	av := func(v string) string { return c.Group() + "/" + v }
+	versions := c.Versions()
+
+	// Batch order and count, uid echo, response kind, object rules: every
+	// ordered pair of versions, three objects per review.
+	for _, from := range versions {
+		for _, to := range versions {
+			objs := samples[from]
+			if len(objs) == 0 || ctx.Err() != nil {
+				continue
+			}
+			r.Checks++
+			uid := newUID()
+			resp, err := c.Review(ctx, "v1", uid, av(to), objs)
+			if err != nil {
+				add(CheckReachable, from, to, err.Error())
+				return r
+			}
+			if resp.HTTPStatus != http.StatusOK || resp.Status != "Success" {
+				if from == to {
+					// The API server never sends objects already at the
+					// desired version, so refusing them breaks nothing.
+					r.Add(check.Finding{Check: CheckSameVersion, Severity: check.SeverityWarning, From: from, To: to,
+						Message: fmt.Sprintf("objects already at the desired version are refused (%v); the API server does not send them, other clients might", resp.Err())})
+					continue
+				}
+				add(CheckBatch, from, to, fmt.Sprintf("a review of %d valid objects failed: %v", len(objs), resp.Err()))
+				continue
+			}
+			if resp.UID != uid {
+				add(CheckUID, from, to, fmt.Sprintf("response.uid %q does not echo request.uid %q: the API server rejects the response", resp.UID, uid))
+			}
+			if resp.APIVersion != "apiextensions.k8s.io/v1" || resp.Kind != "ConversionReview" {
+				add(CheckResponseKind, from, to, fmt.Sprintf("response is %s, %s; want apiextensions.k8s.io/v1, ConversionReview (the request's version)", resp.APIVersion, resp.Kind))
+			}
+			if len(resp.Objects) != len(objs) {
+				add(CheckBatch, from, to, fmt.Sprintf("%d converted objects for %d sent", len(resp.Objects), len(objs)))
+				continue
+			}
+			for i := range objs {
+				if msg := objectRules(objs[i], resp.Objects[i], av(to)); msg != "" {
+					add(CheckBatch, from, to, fmt.Sprintf("object %d: %s", i, msg))
+					break
+				}
+			}
+			if from == to {
+				for i := range objs {
+					if !jsonEqual(objs[i], resp.Objects[i]) {
+						add(CheckSameVersion, from, to, fmt.Sprintf("object %d already at %s came back changed", i, to))
+						break
+					}
+				}
+			}
+		}
+	}
+	// A mixed batch: one object of each version.
+	var mixed [][]byte
+	var mixedFrom []string
+	for _, v := range versions {
+		if s := samples[v]; len(s) > 0 && v != c.Hub() {
+			mixed = append(mixed, s[0])
+			mixedFrom = append(mixedFrom, v)
+		}
+	}
+	if len(mixed) > 1 && ctx.Err() == nil {
+		r.Checks++
+		to := c.Hub()
+		resp, err := c.Review(ctx, "v1", newUID(), av(to), mixed)
+		switch {
+		case err != nil:
+			add(CheckReachable, "", to, err.Error())
+		case resp.Err() != nil:
+			add(CheckBatch, strings.Join(mixedFrom, ","), to, fmt.Sprintf("a batch mixing versions failed: %v", resp.Err()))
+		case len(resp.Objects) != len(mixed):
+			add(CheckBatch, strings.Join(mixedFrom, ","), to, fmt.Sprintf("%d converted objects for %d sent in a mixed batch", len(resp.Objects), len(mixed)))
+		default:
+			for i := range mixed {
+				if msg := objectRules(mixed[i], resp.Objects[i], av(to)); msg != "" {
+					add(CheckBatch, mixedFrom[i], to, fmt.Sprintf("mixed batch, object %d: %s", i, msg))
+					break
+				}
+			}
+		}
+	}
+	// The remaining reviews convert one spoke object to the hub (an object
+	// not already at the desired version, as the API server sends).
+	first := firstSample(samples, versions, c.Hub())
+	if first == nil || ctx.Err() != nil {
+		return r
+	}
+	// Unsupported target version.
+	r.Checks++
+	if resp, err := c.Review(ctx, "v1", newUID(), c.Group()+"/v999nope", [][]byte{first}); err != nil {
+		add(CheckReachable, "", "", err.Error())
+	} else if resp.Status == "Success" {
+		add(CheckUnsupportedTarget, "", "v999nope", "a review asking for an undeclared version succeeded; it must fail with result.status Failure")
+	}
+	// Malformed reviews must fail without taking the webhook down.
+	for _, body := range []string{`{`, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"x","desiredAPIVersion":"` + av(c.Hub()) + `","objects":[{"apiVersion":1}]}}`} {
+		r.Checks++
+		resp, err := c.Post(ctx, []byte(body))
+		switch {
+		case err != nil:
+			add(CheckMalformed, "", "", fmt.Sprintf("malformed review %.40q: %v", body, err))
+		case resp.HTTPStatus == http.StatusOK && resp.Status == "Success":
+			add(CheckMalformed, "", "", fmt.Sprintf("malformed review %.40q succeeded; it must fail", body))
+		}
+	}
+	r.Checks++
+	if resp, err := c.Review(ctx, "v1", newUID(), av(c.Hub()), [][]byte{first}); err != nil || resp.Err() != nil {
+		add(CheckMalformed, "", "", "the webhook stopped answering correctly after malformed reviews")
+	}
+	// apiextensions.k8s.io/v1beta1 reviews are answered in v1beta1.
+	r.Checks++
+	uid := newUID()
+	if resp, err := c.Review(ctx, "v1beta1", uid, av(c.Hub()), [][]byte{first}); err != nil {
+		add(CheckReachable, "", "", err.Error())
+	} else {
+		switch {
+		case resp.Err() != nil:
+			add(CheckV1beta1, "", c.Hub(), fmt.Sprintf("a v1beta1 review failed: %v", resp.Err()))
+		case resp.APIVersion != "apiextensions.k8s.io/v1beta1":
+			add(CheckV1beta1, "", c.Hub(), fmt.Sprintf("a v1beta1 review was answered as %q; answer in the request's version", resp.APIVersion))
+		case resp.UID != uid:
+			add(CheckV1beta1, "", c.Hub(), "a v1beta1 review's uid is not echoed")
+		}
+	}
+	return r
+}
+
+func firstSample(samples map[string][][]byte, versions []string, not string) []byte {
+	for _, v := range versions {
+		if s := samples[v]; len(s) > 0 && v != not {
+			return s[0]
+		}
+	}
+	return nil
+}
+
+// objectRules applies the API server's checks of one converted object.
+func objectRules(in, out []byte, desired string) string {
+	var i, o map[string]any
+	if err := json.Unmarshal(in, &i); err != nil {
+		return "input is not an object"
+	}
+	if err := json.Unmarshal(out, &o); err != nil {
+		return fmt.Sprintf("converted object is not a JSON object: %v", err)
+	}
+	if o["apiVersion"] != desired {
+		return fmt.Sprintf("apiVersion %v, want %s", o["apiVersion"], desired)
+	}
+	if o["kind"] != i["kind"] {
+		return fmt.Sprintf("kind %v, want %v", o["kind"], i["kind"])
+	}
+	im, _ := i["metadata"].(map[string]any)
+	om, _ := o["metadata"].(map[string]any)
+	for _, k := range []string{"name", "namespace", "uid"} {
+		if im[k] != om[k] {
+			return fmt.Sprintf("metadata.%s %v, want %v (order or identity changed)", k, om[k], im[k])
+		}
+	}
+	return ""
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return check.Equal(x, y)
+}

@@ -1,0 +1,174 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hubspoke/hubspoke/check"
+	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/review"
+	"github.com/hubspoke/hubspoke/schema"
+)
+
+const widgetDir = "../../examples/widget/"
+
+// brokenHandler is a hand-written conversion webhook around the engine,
+// with knobs that break it the way webhooks break.
+type brokenHandler struct {
+	conv           check.Converter
+	onlyFirst      bool // converts only the first object of a batch
+	wrongUID       bool // answers with another uid
+	apiVersionOnly bool // rewrites apiVersion without restructuring
+	alwaysV1       bool // answers v1beta1 reviews in v1
+}
+
+func (h *brokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		APIVersion string `json:"apiVersion"`
+		Request    *struct {
+			UID               string            `json:"uid"`
+			DesiredAPIVersion string            `json:"desiredAPIVersion"`
+			Objects           []json.RawMessage `json:"objects"`
+		} `json:"request"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Request == nil {
+		http.Error(w, "bad review", http.StatusBadRequest)
+		return
+	}
+	status, msg := "Success", ""
+	var out []json.RawMessage
+	for i, o := range req.Request.Objects {
+		switch {
+		case h.onlyFirst && i > 0:
+			out = append(out, o)
+		case h.apiVersionOnly:
+			var m map[string]any
+			_ = json.Unmarshal(o, &m)
+			m["apiVersion"] = req.Request.DesiredAPIVersion
+			b, _ := json.Marshal(m)
+			out = append(out, b)
+		default:
+			b, err := h.conv.Convert(nil, o, req.Request.DesiredAPIVersion)
+			if err != nil {
+				status, msg = "Failure", err.Error()
+			}
+			out = append(out, b)
+		}
+	}
+	if status != "Success" {
+		out = nil
+	}
+	uid := req.Request.UID
+	if h.wrongUID {
+		uid = "not-" + uid
+	}
+	av := req.APIVersion
+	if h.alwaysV1 {
+		av = "apiextensions.k8s.io/v1"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"apiVersion": av, "kind": "ConversionReview",
+		"response": map[string]any{"uid": uid, "convertedObjects": out, "result": map[string]any{"status": status, "message": msg}},
+	})
+}
+
+func setup(t *testing.T, h http.Handler) (*Client, *schema.CRD) {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	crd, err := schema.LoadFile(widgetDir + "crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(FromCRD(crd, Options{URL: srv.URL + "/convert", HTTPClient: srv.Client()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, crd
+}
+
+func engine(t *testing.T) check.Converter {
+	t.Helper()
+	conv, err := rules.LoadFile(widgetDir + "conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv
+}
+
+func reportText(r *check.Report) string {
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	return b.String()
+}
+
+func TestHubspokeServerConforms(t *testing.T) {
+	conv, err := rules.LoadFile(widgetDir + "conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := review.NewHandler(review.Options{Converters: []review.Converter{conv}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, crd := setup(t, h)
+	r := Conformance(context.Background(), c, crd)
+	r.Merge(check.Laws(context.Background(), crd, c, check.Options{Objects: 30, Seed: 1}))
+	if len(r.Findings) > 0 || r.Checks == 0 {
+		t.Fatalf("hubspoke's own webhook is not clean:\n%s", reportText(r))
+	}
+}
+
+func TestConformanceCatchesBrokenWebhooks(t *testing.T) {
+	tests := []struct {
+		name    string
+		h       *brokenHandler
+		laws    bool
+		check   string
+		message string
+	}{
+		{name: "only the first object of a batch converted", h: &brokenHandler{onlyFirst: true}, check: CheckBatch, message: "object 1: apiVersion"},
+		{name: "wrong uid", h: &brokenHandler{wrongUID: true}, check: CheckUID, message: "does not echo"},
+		{name: "v1beta1 review answered in v1", h: &brokenHandler{alwaysV1: true}, check: CheckV1beta1, message: "answer in the request's version"},
+		{name: "apiVersion changed without restructuring", h: &brokenHandler{apiVersionOnly: true}, laws: true, check: check.LawValidOutput, message: "would prune"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.h.conv = engine(t)
+			c, crd := setup(t, tt.h)
+			r := Conformance(context.Background(), c, crd)
+			if tt.laws {
+				r.Merge(check.Laws(context.Background(), crd, c, check.Options{Objects: 30, Seed: 1, Laws: []string{check.LawSpokeRoundTrip}}))
+			}
+			for _, f := range r.Findings {
+				if f.Check == tt.check && strings.Contains(f.Message, tt.message) && f.Severity == check.SeverityError {
+					return
+				}
+			}
+			t.Fatalf("no %s finding with %q:\n%s", tt.check, tt.message, reportText(r))
+		})
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	c, _ := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "nope", http.StatusInternalServerError)
+	}))
+	_, err := c.Convert(nil, []byte(`{}`), "example.com/v1")
+	if err == nil || !strings.Contains(err.Error(), "HTTP 500") {
+		t.Fatalf("error = %v, want HTTP 500", err)
+	}
+	if _, err := New(Options{Group: "g", Kind: "K", Hub: "v1"}); err == nil {
+		t.Error("New without URL succeeded")
+	}
+	if _, err := New(Options{URL: "https://x", Group: "g", Kind: "K", Hub: "v1", ReviewVersion: "v2"}); err == nil {
+		t.Error("New with review version v2 succeeded")
+	}
+	if _, err := New(Options{URL: "https://x", Group: "g", Kind: "K", Hub: "v1", CAFile: "nope.pem"}); err == nil {
+		t.Error("New with a missing CA file succeeded")
+	}
+}
