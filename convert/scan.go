@@ -318,26 +318,29 @@ func scanString(d []byte, i int) (int, string) {
 	i++
 	for {
 		// Eight bytes at a time until a quote, a backslash or a control
-		// character; the lowest flagged byte is exact.
-		for i+8 <= len(d) {
+		// character; the lowest flagged byte is exact. Most strings of an
+		// object are short keys, so the byte found is usually the closing
+		// quote and the string ends without another look.
+		if i+8 <= len(d) {
 			x := binary.LittleEndian.Uint64(d[i:])
 			m := ((x - lsb*0x20) & ^x & msb) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\'))
-			if m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
+			i += bits.TrailingZeros64(m) / 8
+		} else {
+			for i < len(d) && strSafe[d[i]] {
+				i++
+			}
+			if i >= len(d) {
+				return i, "unexpected end of JSON input in string"
+			}
 		}
-		for i < len(d) && strSafe[d[i]] {
-			i++
-		}
-		if i >= len(d) {
-			return i, "unexpected end of JSON input in string"
-		}
-		switch c := d[i]; {
-		case c == '"':
+		switch d[i] {
+		case '"':
 			return i + 1, ""
-		case c == '\\':
+		case '\\':
 			i++
 			if i >= len(d) {
 				return i, "unexpected end of JSON input in string escape"
