@@ -1,9 +1,6 @@
 package review
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // The ConversionReview apiVersions the handler answers, each in kind.
 const (
@@ -50,16 +47,7 @@ type meta struct {
 	labels, annotations []byte
 }
 
-func (o *object) String() string {
-	if o.meta.namespace != nil {
-		return string(o.meta.namespace) + "/" + string(o.meta.name)
-	}
-	return string(o.meta.name)
-}
-
-var (
-	errNoBody = &RequestError{msg: "request body is empty"}
-)
+var errNoBody = &RequestError{msg: "request body is empty", syntax: true}
 
 // decode parses body as a ConversionReview request. It validates the whole
 // body as JSON, then the envelope; objects are only scanned for the fields
@@ -171,9 +159,6 @@ func (rv *review) decode(body []byte) error {
 	return nil
 }
 
-// errNoObjects marks a request without request.objects.
-var errNoObjects = errors.New("missing request.objects")
-
 func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (int, error) {
 	var seenUID, seenDesired, seenObjects bool
 	end, err := eachMember(body, i, 2, func(key []byte, v int) (int, error) {
@@ -233,7 +218,7 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (i
 				}
 				rv.objects = append(rv.objects, object{})
 				o := &rv.objects[len(rv.objects)-1]
-				end, err := scanObject(body, v, 4, o)
+				end, err := scanObject(body, v, 4, o, false)
 				o.raw = body[v:end]
 				return end, err
 			})
@@ -241,15 +226,22 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (i
 		return skipValue(body, v, 2)
 	})
 	if err == nil && !seenObjects {
-		sem("%s", errNoObjects.Error())
+		sem("missing request.objects")
 	}
 	return end, err
 }
 
 // scanObject validates the JSON object at d[i], at nesting depth depth, and
 // fills o with its apiVersion, kind and metadata fields. Like the API
-// server's decoder, the last of duplicate keys wins.
-func scanObject(d []byte, i, depth int, o *object) (int, error) {
+// server's decoder, the last of duplicate keys wins. When trusted, the
+// values of other fields are skipped without validation (see skipTrusted).
+func scanObject(d []byte, i, depth int, o *object, trusted bool) (int, error) {
+	skip := func(v, depth int) (int, error) {
+		if trusted {
+			return skipTrusted(d, v)
+		}
+		return skipValue(d, v, depth)
+	}
 	return eachMember(d, i, depth, func(key []byte, v int) (int, error) {
 		switch string(key) {
 		case "apiVersion":
@@ -273,7 +265,7 @@ func scanObject(d []byte, i, depth int, o *object) (int, error) {
 			if v >= len(d) || d[v] != '{' {
 				o.meta.notObject = v < len(d) && d[v] != 'n'
 				o.meta.present = !(v < len(d) && d[v] == 'n')
-				return skipValue(d, v, depth)
+				return skip(v, depth)
 			}
 			return eachMember(d, v, depth+1, func(key []byte, v int) (int, error) {
 				var dst *[]byte
@@ -285,7 +277,7 @@ func scanObject(d []byte, i, depth int, o *object) (int, error) {
 				case "uid":
 					dst = &o.meta.uid
 				case "labels", "annotations":
-					end, err := skipValue(d, v, depth+1)
+					end, err := skip(v, depth+1)
 					raw := d[v:end]
 					if string(raw) == "null" {
 						raw = nil
@@ -297,7 +289,7 @@ func scanObject(d []byte, i, depth int, o *object) (int, error) {
 					}
 					return end, err
 				default:
-					return skipValue(d, v, depth+1)
+					return skip(v, depth+1)
 				}
 				s, end, ok, err := stringValue(d, v, depth+1)
 				if ok {
@@ -308,7 +300,7 @@ func scanObject(d []byte, i, depth int, o *object) (int, error) {
 				return end, err
 			})
 		}
-		return skipValue(d, v, depth)
+		return skip(v, depth)
 	})
 }
 

@@ -59,12 +59,13 @@ func widgets() *fakeConverter {
 
 // widget returns a Widget object in the given version.
 func widget(version, name string, extra string) string {
-	return fmt.Sprintf(`{"apiVersion":"example.com/%s","kind":"Widget","metadata":{"name":%q,"namespace":"default","uid":"uid-%s"%s},"spec":{"size":3}}`, version, name, name, extra)
+	return fmt.Sprintf(`{"apiVersion":"example.com/%s","kind":"Widget","metadata":{"name":"%s","namespace":"default","uid":"uid-%s"%s},"spec":{"size":3}}`, version, name, name, extra)
 }
 
-// reviewBody returns a ConversionReview request.
+// reviewBody returns a ConversionReview request; the strings are inserted
+// as they are, without JSON escaping.
 func reviewBody(apiVersion, uid, desired string, objects ...string) string {
-	return fmt.Sprintf(`{"kind":"ConversionReview","apiVersion":%q,"request":{"uid":%q,"desiredAPIVersion":%q,"objects":[%s]},"response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}`,
+	return fmt.Sprintf(`{"kind":"ConversionReview","apiVersion":"%s","request":{"uid":"%s","desiredAPIVersion":"%s","objects":[%s]},"response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}`,
 		apiVersion, uid, desired, strings.Join(objects, ","))
 }
 

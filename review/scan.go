@@ -1,6 +1,8 @@
 package review
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -38,6 +40,23 @@ var plain = func() (t [256]bool) {
 	}
 	return t
 }()
+
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// hasLess sets the high bit of each byte of v below n (n <= 128; exact
+// when no byte of v has its high bit set, which the caller also tests).
+func hasLess(v uint64, n byte) uint64 { return (v - lo8*uint64(n)) &^ v }
+
+// hasByte sets the high bit of each byte of v equal to c (and possibly of
+// bytes above one that is, which only makes the caller fall back to the
+// byte loop).
+func hasByte(v uint64, c byte) uint64 {
+	x := v ^ (lo8 * uint64(c))
+	return (x - lo8) &^ x
+}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -161,6 +180,15 @@ func isHex(c byte) bool {
 func scanString(d []byte, i int) (end int, escaped bool, err error) {
 	i++
 	for {
+		// Eight bytes at a time while none is special: a quote, a
+		// backslash, a control character or a non-ASCII byte.
+		for i+8 <= len(d) {
+			v := binary.LittleEndian.Uint64(d[i:])
+			if (hasLess(v, 0x20)|hasByte(v, '"')|hasByte(v, '\\')|v)&hi8 != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(d) && plain[d[i]] {
 			i++
 		}
@@ -411,4 +439,68 @@ func appendQuoted(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, '"')
+}
+
+// skipTrusted skips the value at d[i] without validating it, for output of
+// a converter known to write valid JSON: it only matches brackets and
+// string quotes, which is enough to find the value's end.
+func skipTrusted(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return i, errAt(i, "unexpected end of input")
+	}
+	switch d[i] {
+	case '"':
+		return skipStringTrusted(d, i)
+	case '{', '[':
+		depth := 0
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				end, err := skipStringTrusted(d, i)
+				if err != nil {
+					return end, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return i, errAt(i, "unexpected end of input")
+	default:
+		for i < len(d) {
+			switch d[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i, nil
+			}
+			i++
+		}
+		return i, nil
+	}
+}
+
+// skipStringTrusted returns the offset after the string starting at d[i].
+func skipStringTrusted(d []byte, i int) (int, error) {
+	i++
+	for {
+		j := bytes.IndexByte(d[i:], '"')
+		if j < 0 {
+			return len(d), errAt(len(d), "unexpected end of input in string")
+		}
+		i += j
+		n := 0
+		for k := i - 1; d[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i, nil
+		}
+	}
 }

@@ -1,0 +1,257 @@
+// Package servecmd implements `hubspoke serve` and the command line of the
+// slim hubspoke-webhook binary (serve and version only). It is kept apart
+// from internal/cli so that the webhook binary links neither the API server
+// nor the other subcommands' dependencies.
+package servecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/review"
+	"github.com/hubspoke/hubspoke/server"
+)
+
+// UsageError is a wrong command line (exit code 2).
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+type options struct {
+	rules          []string
+	certDir        string
+	addr           string
+	path           string
+	clientCAFile   string
+	maxRequest     string
+	logFormat      string
+	logLevel       string
+	shutdownDelay  time.Duration
+	shutdownGrace  time.Duration
+	reloadInterval time.Duration
+}
+
+// New returns the serve command.
+func New() *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "serve --rules FILE [--rules FILE ...] --cert-dir DIR [--addr HOST:PORT]",
+		Short: "Serve ConversionReviews over HTTPS for one or more rule files",
+		Long: `Serve the conversion webhook: POST /convert (ConversionReview v1 and v1beta1),
+/healthz, /readyz and /metrics, over HTTPS only.
+
+Each --rules file serves one CRD; reviews are dispatched by the objects'
+group and kind. --cert-dir holds tls.crt and tls.key (a kubernetes.io/tls
+Secret mounted as a volume); they are reloaded when they change. With
+--client-ca-file, /convert requires a client certificate signed by that CA.
+
+On SIGTERM /readyz turns 503, the server keeps serving for --shutdown-delay,
+then waits up to --shutdown-grace for in-flight reviews and exits.`,
+		Example: `  hubspoke serve --rules examples/widget/conversion.yaml --cert-dir /etc/hubspoke/tls
+  hubspoke serve --rules widgets.yaml --rules gadgets.yaml --cert-dir certs --addr 127.0.0.1:8443 --log-format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return run(cmd.Context(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.rules, "rules", nil, "rule file (hubspoke.dev/v1alpha1 Conversion); repeat for several CRDs")
+	f.StringVar(&o.certDir, "cert-dir", "", "directory holding tls.crt and tls.key")
+	f.StringVar(&o.addr, "addr", server.DefaultAddr, "host:port to listen on")
+	f.StringVar(&o.path, "path", server.DefaultConvertPath, "path of the conversion endpoint")
+	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle; when set, /convert requires a client certificate it verifies")
+	f.StringVar(&o.maxRequest, "max-request-bytes", "128Mi", "largest request body accepted (bytes, or with a Ki, Mi or Gi suffix)")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per review), info, warn or error")
+	f.DurationVar(&o.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "how long to keep serving, unready, after SIGTERM")
+	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight reviews may take after that")
+	f.DurationVar(&o.reloadInterval, "cert-reload-interval", server.DefaultCertReloadInterval, "how often to check the certificate files for changes")
+	return cmd
+}
+
+func run(ctx context.Context, stderr io.Writer, o options) error {
+	if len(o.rules) == 0 {
+		return usagef("serve: --rules is required")
+	}
+	if o.certDir == "" {
+		return usagef("serve: --cert-dir is required")
+	}
+	maxBytes, err := parseBytes(o.maxRequest)
+	if err != nil {
+		return usagef("serve: --max-request-bytes: %w", err)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("serve: --log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch o.logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(stderr, hopts))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(stderr, hopts))
+	default:
+		return usagef("serve: --log-format %q: want text or json", o.logFormat)
+	}
+	if o.shutdownDelay < 0 || o.shutdownGrace <= 0 || o.reloadInterval <= 0 {
+		return usagef("serve: --shutdown-delay must not be negative; --shutdown-grace and --cert-reload-interval must be positive")
+	}
+
+	var convs []review.Converter
+	for _, f := range o.rules {
+		c, err := rules.LoadFile(f)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		log.Info("loaded rules", "file", f, "crd", c.Kind()+"."+c.Group(), "hub", c.Hub(), "versions", c.Versions())
+		convs = append(convs, c)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h, err := review.NewHandler(review.Options{
+		Converters:      convs,
+		Logger:          log,
+		Registerer:      reg,
+		MaxRequestBytes: maxBytes,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return server.Run(ctx, server.Options{
+		Addr:               o.addr,
+		CertDir:            o.certDir,
+		ClientCAFile:       o.clientCAFile,
+		Handler:            h,
+		ConvertPath:        o.path,
+		Logger:             log,
+		Registerer:         reg,
+		ShutdownDelay:      orNone(o.shutdownDelay),
+		ShutdownGrace:      o.shutdownGrace,
+		CertReloadInterval: o.reloadInterval,
+	})
+}
+
+// orNone maps a zero delay to server.Options' "none" (negative).
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// parseBytes parses "1048576", "512Ki", "64Mi" or "1Gi".
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			s, mult = n, m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a positive size such as 134217728 or 128Mi", s)
+	}
+	return n * mult, nil
+}
+
+// version is set at link time with
+// -ldflags "-X github.com/hubspoke/hubspoke/internal/servecmd.version=v1.2.3";
+// when empty, the module version from the build info is used.
+var version = ""
+
+// Version returns the version string of the binary.
+func Version() string {
+	v := version
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				rev = s.Value[:min(12, len(s.Value))]
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	if rev != "" {
+		return v + " (" + rev + ")"
+	}
+	return v
+}
+
+// NewWebhookRoot returns the root command of hubspoke-webhook: serve and
+// version only.
+func NewWebhookRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "hubspoke-webhook",
+		Short:         "The hubspoke conversion webhook server",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return UsageError{err} })
+	root.AddCommand(New(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "hubspoke-webhook %s\n", Version())
+			return err
+		},
+	})
+	return root
+}
+
+// Main runs the hubspoke-webhook command line and returns its exit code:
+// 0 after a clean shutdown, 1 on a failure, 2 on a usage error.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewWebhookRoot()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	if IsUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// IsUsage reports whether err is a command-line error: a UsageError or one
+// of cobra's own, which it does not type.
+func IsUsage(err error) bool {
+	var ue UsageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

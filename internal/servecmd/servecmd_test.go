@@ -1,0 +1,214 @@
+package servecmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// certDir writes a self-signed loopback certificate and returns the
+// directory and the certificate's PEM.
+func certDir(t *testing.T) (string, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localhost"},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	crt := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), crt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, crt
+}
+
+// TestServe runs the webhook command line on the examples, converts the
+// sample review the docs use with curl, and stops it as SIGTERM would.
+func TestServe(t *testing.T) {
+	dir, crt := certDir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logR, logW := io.Pipe()
+	addrs := make(chan string, 1)
+	var logs bytes.Buffer
+	logsDone := make(chan struct{})
+	go func() {
+		defer close(logsDone)
+		sc := bufio.NewScanner(logR)
+		for sc.Scan() {
+			logs.Write(sc.Bytes())
+			logs.WriteByte('\n')
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving conversion webhook" {
+				addrs <- rec.Addr
+			}
+		}
+	}()
+	code := make(chan int, 1)
+	var stdout bytes.Buffer
+	go func() {
+		code <- Main(ctx, []string{"serve",
+			"--rules", "../../examples/widget/conversion.yaml",
+			"--rules", "../../examples/evolving-widget/conversion.yaml",
+			"--cert-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug",
+			"--shutdown-delay", "10ms", "--max-request-bytes", "1Mi",
+		}, strings.NewReader(""), &stdout, logW)
+		logW.Close()
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case c := <-code:
+		<-logsDone
+		t.Fatalf("exit %d before serving:\n%s", c, logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("not serving after 20s")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(crt)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	body, err := os.ReadFile("../../examples/widget/review-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Post("https://"+addr+"/convert", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"0f5c3b1e-7a8d-4a39-9d0e-5b6c2f1a9e11","convertedObjects":[` +
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"my-widget","namespace":"default","uid":"6d1f0f8e-3c1a-4a5e-9b1e-2f7f1f0b8c01","labels":{"app":"demo"}},"spec":{"size":3},"status":{"availableReplicas":2}}` +
+		`],"result":{"status":"Success"}}}`
+	var gotV, wantV any
+	if err := json.Unmarshal(out, &gotV); err != nil {
+		t.Fatalf("response %s: %v", out, err)
+	}
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantV, gotV); resp.StatusCode != 200 || diff != "" {
+		t.Errorf("status %d, response (-want +got):\n%s", resp.StatusCode, diff)
+	}
+	resp, err = client.Get("https://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{"hubspoke_conversion_reviews_total{", "hubspoke_webhook_certificate_expiry_timestamp_seconds ", "go_goroutines ", "process_cpu_seconds_total "} {
+		if !bytes.Contains(metrics, []byte(m)) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	cancel()
+	select {
+	case c := <-code:
+		<-logsDone
+		if c != 0 {
+			t.Errorf("exit %d after shutdown, want 0:\n%s", c, logs.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("did not exit 20s after cancel")
+	}
+	for _, want := range []string{`"msg":"loaded rules"`, `"crd":"Widget.example.com"`, `"msg":"converted"`, `"uid":"0f5c3b1e-7a8d-4a39-9d0e-5b6c2f1a9e11"`, `"msg":"stopped"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("logs lack %s:\n%s", want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), `"replicas"`) {
+		t.Errorf("logs hold object contents:\n%s", logs.String())
+	}
+}
+
+func TestUsage(t *testing.T) {
+	dir, _ := certDir(t)
+	rules := "../../examples/widget/conversion.yaml"
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: hubspoke.dev/v1alpha1\nkind: Conversion\nspec:\n  group: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string // substring of stderr
+		wantOut  string
+	}{
+		{name: "version", args: []string{"version"}, wantCode: 0, wantOut: "hubspoke-webhook "},
+		{name: "no rules", args: []string{"serve", "--cert-dir", dir}, wantCode: 2, wantErr: "error: serve: --rules is required"},
+		{name: "no cert dir", args: []string{"serve", "--rules", rules}, wantCode: 2, wantErr: "error: serve: --cert-dir is required"},
+		{name: "bad log format", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-format", "xml"}, wantCode: 2, wantErr: `--log-format "xml": want text or json`},
+		{name: "bad log level", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-level", "loud"}, wantCode: 2, wantErr: `--log-level "loud"`},
+		{name: "bad size", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--max-request-bytes", "lots"}, wantCode: 2, wantErr: `--max-request-bytes: "lots" is not a positive size`},
+		{name: "unknown flag", args: []string{"serve", "--nope"}, wantCode: 2, wantErr: "unknown flag: --nope"},
+		{name: "argument", args: []string{"serve", "x"}, wantCode: 2, wantErr: `unknown command "x"`},
+		{name: "no such command", args: []string{"sandbox"}, wantCode: 2, wantErr: `unknown command "sandbox"`},
+		{name: "bad rules file", args: []string{"serve", "--rules", bad, "--cert-dir", dir}, wantCode: 1, wantErr: "error: serve: " + bad + ":"},
+		{name: "missing certs", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, wantCode: 1, wantErr: "error: server: reading certificate: open "},
+	}
+	for _, tc := range rows {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) || !strings.HasPrefix(stdout.String(), tc.wantOut) {
+				t.Errorf("exit %d, stdout %q, stderr %q\nwant exit %d, stdout %q..., stderr containing %q", code, stdout.String(), stderr.String(), tc.wantCode, tc.wantOut, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	rows := []struct {
+		in   string
+		want int64
+	}{{"1", 1}, {"1048576", 1 << 20}, {"512Ki", 512 << 10}, {"128Mi", 128 << 20}, {"2Gi", 2 << 30}, {"0", 0}, {"-1", 0}, {"1Ti", 0}, {"Mi", 0}, {"1.5Mi", 0}}
+	for _, tc := range rows {
+		got, err := parseBytes(tc.in)
+		if got != tc.want || (err != nil) != (tc.want == 0) {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
