@@ -256,6 +256,7 @@ func TestErrors(t *testing.T) {
 		{"duration not integer", dur, obj(spokeV, `{"timeoutSeconds":1.5}`), hubV, []string{`value 1.5 is not an integer`}, "/spec/timeoutSeconds"},
 		{"duplicate keys", lm, obj(spokeV, `{"endpoints":[{"name":"a"},{"name":"b"},{"name":"a"}]}`), hubV, []string{`duplicate key name="a" (also at index 0)`}, "/spec/endpoints/2"},
 		{"list item not an object", lm, obj(spokeV, `{"endpoints":["a"]}`), hubV, []string{`item is a string, not an object with key field "name"`}, "/spec/endpoints/0"},
+		{"list item with its key twice", lm, obj(spokeV, `{"endpoints":[{"name":"a","name":"b"}]}`), hubV, []string{`duplicate key "name"`}, "/spec/endpoints/0"},
 		{"list item without key", lm, obj(spokeV, `{"endpoints":[{"port":1}]}`), hubV, []string{`item has no key field "name"`}, "/spec/endpoints/0"},
 		{"list key wrong type", lm, obj(spokeV, `{"endpoints":[{"name":1}]}`), hubV, []string{`key field "name" is a number, not a string`}, "/spec/endpoints/0"},
 		{"list not a list", lm, obj(spokeV, `{"endpoints":{}}`), hubV, []string{`value is an object, not a list`}, "/spec/endpoints"},

@@ -88,31 +88,51 @@ func (o *objNode) live() int {
 }
 
 // trie holds the paths the rules look at; objects on it are expanded while
-// the document is scanned.
+// the document is scanned. Tries are small (a few keys a level), so the
+// children are a slice scanned with a byte comparison of the quoted key.
 type trie struct {
-	children map[string]*trie
+	children []trieChild
+}
+
+type trieChild struct {
+	quoted []byte // the key as JSON, quotes included
+	key    string
+	t      *trie
 }
 
 func (t *trie) child(rawKey []byte) *trie {
-	if t == nil || len(t.children) == 0 {
+	if t == nil {
 		return nil
 	}
-	inner := rawKey[1 : len(rawKey)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return t.children[string(inner)]
+	for i := range t.children {
+		if bytes.Equal(t.children[i].quoted, rawKey) {
+			return t.children[i].t
+		}
 	}
-	return t.children[decodeKey(rawKey)]
+	if bytes.IndexByte(rawKey, '\\') < 0 {
+		return nil
+	}
+	// An escaped spelling of a key ("\u0073pec") is still that key.
+	k := decodeKey(rawKey)
+	for i := range t.children {
+		if t.children[i].key == k {
+			return t.children[i].t
+		}
+	}
+	return nil
 }
 
 func (t *trie) add(p Path) {
 	for _, seg := range p.segs {
-		if t.children == nil {
-			t.children = map[string]*trie{}
+		var c *trie
+		for i := range t.children {
+			if t.children[i].key == seg {
+				c = t.children[i].t
+			}
 		}
-		c := t.children[seg]
 		if c == nil {
 			c = &trie{}
-			t.children[seg] = c
+			t.children = append(t.children, trieChild{quoted: quoteKey(seg), key: seg, t: c})
 		}
 		t = c
 	}
@@ -219,8 +239,35 @@ func (s *state) expand(n *node) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("re-reading an object: %w", err)
 	}
+	if k, dup := duplicateKey(v.obj.members); dup {
+		// A rule reading one copy would pass the other through.
+		return false, fmt.Errorf("duplicate key %s in an object a rule changes", k)
+	}
 	n.obj = v.obj
 	return true, nil
+}
+
+// duplicateKey reports a key that appears twice among ms.
+func duplicateKey(ms []member) ([]byte, bool) {
+	if len(ms) <= 16 {
+		for i := range ms {
+			for j := i + 1; j < len(ms); j++ {
+				if rawKeysEqual(ms[i].rawKey, ms[j].rawKey) {
+					return ms[j].rawKey, true
+				}
+			}
+		}
+		return nil, false
+	}
+	seen := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		k := decodeKey(m.rawKey)
+		if seen[k] {
+			return m.rawKey, true
+		}
+		seen[k] = true
+	}
+	return nil, false
 }
 
 // write appends the JSON of n to dst.
