@@ -16,7 +16,9 @@ import (
 )
 
 // defaultWait bounds InstallCRD and DeleteCRD when ctx has no deadline.
-const defaultWait = 30 * time.Second
+// Deleting a CRD deletes its objects one by one: a few thousand take a
+// while on a loaded machine.
+const defaultWait = 2 * time.Minute
 
 // ReadCRDFile reads a CustomResourceDefinition (apiextensions.k8s.io/v1)
 // from a YAML or JSON file.
@@ -51,7 +53,7 @@ func ParseCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
 // the CRD's conversion webhook names a registered service with a CA bundle,
 // the bundle is set before the CRD is written. It returns the CRD as stored.
 //
-// Without a deadline on ctx it waits at most 30 seconds.
+// Without a deadline on ctx it waits at most two minutes.
 func (s *Sandbox) InstallCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -131,7 +133,7 @@ func hasCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensions
 // DeleteCRD deletes the CRD of that name, with its objects, and waits until
 // it is gone. A CRD that does not exist is not an error.
 //
-// Without a deadline on ctx it waits at most 30 seconds.
+// Without a deadline on ctx it waits at most two minutes.
 func (s *Sandbox) DeleteCRD(ctx context.Context, name string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,15 +14,19 @@ import (
 // kubeconfig files a sandbox writes.
 const KubeconfigContext = "hubspoke-sandbox"
 
-// Kubeconfig returns a kubeconfig for the sandbox: its URL and CA, no
-// credentials (loopback callers are administrators), namespace default.
+// Kubeconfig returns a kubeconfig for the sandbox: its URL and CA, a
+// placeholder token (loopback callers are administrators without
+// credentials), namespace default.
 func (s *Sandbox) Kubeconfig() ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[KubeconfigContext] = &clientcmdapi.Cluster{
 		Server:                   s.restConfig.Host,
 		CertificateAuthorityData: s.restConfig.CAData,
 	}
-	cfg.AuthInfos[KubeconfigContext] = &clientcmdapi.AuthInfo{}
+	// Loopback callers need no credentials, but kubectl prompts for a
+	// user name and password when a kubeconfig user has none: give it a
+	// token the sandbox ignores.
+	cfg.AuthInfos[KubeconfigContext] = &clientcmdapi.AuthInfo{Token: "loopback-needs-no-token"}
 	cfg.Contexts[KubeconfigContext] = &clientcmdapi.Context{
 		Cluster:   KubeconfigContext,
 		AuthInfo:  KubeconfigContext,
@@ -48,7 +53,7 @@ func (s *Sandbox) WriteKubeconfig(path string) error {
 	}
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
-	if err := firstErr(werr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("sandbox: write kubeconfig %s: %w", path, err)
 	}
@@ -63,13 +68,4 @@ func (s *Sandbox) WriteKubeconfig(path string) error {
 // directory; Stop removes it with the directory.
 func (s *Sandbox) KubeconfigPath() string {
 	return filepath.Join(s.dataDir, "kubeconfig")
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -143,6 +144,9 @@ func (s *Sandbox) ServeWebhook(namespace, name string, h http.Handler) (*Webhook
 			Handler:           h,
 			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{tlsCert}, MinVersion: tls.VersionTLS12},
 			ReadHeaderTimeout: 10 * time.Second,
+			// TLS handshake failures (a CRD with a wrong caBundle) are
+			// the API server's to report; keep them out of stderr.
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		},
 		done:    make(chan error, 1),
 		sandbox: s,

@@ -1,0 +1,170 @@
+package sandboxcmd_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hubspoke/hubspoke/internal/cli"
+	"github.com/hubspoke/hubspoke/internal/sandboxcmd"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func hubspoke(ctx context.Context, stdout, stderr *syncBuffer, args ...string) int {
+	return cli.Main(ctx, args, strings.NewReader(""), stdout, stderr, sandboxcmd.NewSandboxCmd)
+}
+
+// TestSandbox runs `hubspoke sandbox --serve ... --crd ...` (the package's
+// one sandbox), converts a Widget through the in-process webhook with a
+// client built from the printed kubeconfig, then interrupts the command.
+func TestSandbox(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- hubspoke(ctx, &stdout, &stderr, "sandbox",
+			"--serve", "../../examples/widget/conversion.yaml",
+			"--crd", "../../examples/widget/crd.yaml",
+			"--kubeconfig", kubeconfig)
+	}()
+	deadline := time.After(2 * time.Minute)
+	for !strings.Contains(stdout.String(), "Ctrl-C") {
+		select {
+		case code := <-exit:
+			t.Fatalf("hubspoke sandbox exited with %d before it was ready\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		case <-deadline:
+			t.Fatalf("hubspoke sandbox not ready\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"kubeconfig: " + kubeconfig + "\n",
+		"KUBECONFIG=" + kubeconfig + " kubectl",
+		"hubspoke-system/hubspoke-webhook -> https://127.0.0.1:",
+		"installed:  widgets.example.com",
+		"/convert, converting Widget.example.com",
+		"metrics:    https://127.0.0.1:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	dataDir := regexp.MustCompile(`data in (\S+)\)`).FindStringSubmatch(out)
+	if dataDir == nil {
+		t.Fatalf("stdout names no data directory:\n%s", out)
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatalf("load kubeconfig: %v", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgets := func(version string) dynamic.ResourceInterface {
+		return dyn.Resource(schema.GroupVersionResource{Group: "example.com", Version: version, Resource: "widgets"}).Namespace("default")
+	}
+	w := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1alpha1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w"},
+		"spec":     map[string]any{"replicas": int64(3)},
+	}}
+	if _, err := widgets("v1alpha1").Create(ctx, w, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create through v1alpha1: %v", err)
+	}
+	got, err := widgets("v1").Get(ctx, "w", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get through v1: %v", err)
+	}
+	if diff := cmp.Diff(map[string]any{"size": int64(3)}, got.Object["spec"]); diff != "" {
+		t.Errorf("spec through v1 (-want +got):\n%s", diff)
+	}
+
+	cancel()
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Errorf("exit code %d after interrupt, want 0\nstderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("hubspoke sandbox did not stop after interrupt")
+	}
+	for _, path := range []string{kubeconfig, dataDir[1]} {
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after exit: %v, want it removed", path, err)
+		}
+	}
+}
+
+// TestSandboxRefuses covers the command lines rejected before anything
+// starts.
+func TestSandboxRefuses(t *testing.T) {
+	foreign := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(foreign, []byte("apiVersion: v1\nkind: Config\ncurrent-context: prod\ncontexts:\n- name: prod\n  context: {cluster: prod}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"argument", []string{"sandbox", "extra"}, 2, "unknown command"},
+		{"bad service", []string{"sandbox", "--service", "nons"}, 1, `--service "nons": want NAMESPACE/NAME`},
+		{"relative path", []string{"sandbox", "--path", "convert"}, 1, `--path "convert": want an absolute path`},
+		{"missing rules", []string{"sandbox", "--serve", "nonexistent.yaml"}, 1, "--serve"},
+		{"missing crd", []string{"sandbox", "--crd", "nonexistent.yaml"}, 1, "--crd"},
+		{"foreign kubeconfig", []string{"sandbox", "--kubeconfig", foreign}, 1, "was not written by hubspoke sandbox; refusing to overwrite it"},
+		{"kubeconfig in missing directory", []string{"sandbox", "--kubeconfig", filepath.Join(foreign+".d", "config")}, 1, "--kubeconfig"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			code := hubspoke(context.Background(), &stdout, &stderr, tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.wantStderr, stderr.String())
+			}
+		})
+	}
+	if data, err := os.ReadFile(foreign); err != nil || !strings.Contains(string(data), "current-context: prod") {
+		t.Errorf("foreign kubeconfig changed: %q, %v", data, err)
+	}
+}

@@ -1,0 +1,191 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hubspoke/hubspoke/sandbox"
+)
+
+// TestStart is the package's one sandbox: it checks what a user of Start
+// relies on, then that stopping leaves no files and no goroutines behind.
+func TestStart(t *testing.T) {
+	before := goroutineSet()
+	var dataDir string
+	t.Run("running", func(t *testing.T) {
+		s := sandbox.Start(t, sandbox.Options{})
+		dataDir = s.DataDir()
+		ctx := context.Background()
+
+		fromKubeconfig, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
+		if err != nil {
+			t.Fatalf("load kubeconfig: %v", err)
+		}
+		for _, tc := range []struct {
+			name string
+			cfg  *rest.Config
+		}{
+			{"RESTConfig", s.RESTConfig()},
+			{"kubeconfig", fromKubeconfig},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := apiextensionsclient.NewForConfig(tc.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{}); err != nil {
+					t.Errorf("list CRDs: %v", err)
+				}
+				// Discovery must be on, or kubectl cannot find anything.
+				groups, err := c.Discovery().ServerGroups()
+				if err != nil {
+					t.Fatalf("discovery: %v", err)
+				}
+				if !slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == "apiextensions.k8s.io" }) {
+					t.Errorf("discovery lists %v, want apiextensions.k8s.io among them", groups.Groups)
+				}
+			})
+		}
+
+		t.Run("caBundle injected into a CRD written directly", func(t *testing.T) {
+			wh, err := s.ServeWebhook("hooks", "conv", http.NotFoundHandler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := apiextensionsclient.NewForConfig(s.RESTConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			crds := c.ApiextensionsV1().CustomResourceDefinitions()
+			if _, err := crds.Create(ctx, webhookCRD("hooks", "conv"), metav1.CreateOptions{}); err != nil {
+				t.Fatalf("create crd: %v", err)
+			}
+			var got []byte
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				crd, err := crds.Get(ctx, "gadgets.example.com", metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("get crd: %v", err)
+				}
+				if got = crd.Spec.Conversion.Webhook.ClientConfig.CABundle; len(got) > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !bytes.Equal(got, wh.CABundle()) {
+				t.Errorf("caBundle = %q, want the webhook's CA %q", got, wh.CABundle())
+			}
+		})
+	})
+
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data directory %s after Stop: %v, want it removed", dataDir, err)
+	}
+	if leaked := leakedGoroutines(before, 5*time.Second); len(leaked) > 0 {
+		t.Errorf("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+	}
+}
+
+func webhookCRD(namespace, name string) *apiextensionsv1.CustomResourceDefinition {
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+		Type: "object", XPreserveUnknownFields: ptr(true),
+	}}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schema},
+				{Name: "v2", Served: true, Schema: schema},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{
+						Service: &apiextensionsv1.ServiceReference{Namespace: namespace, Name: name, Path: ptr("/convert")},
+					},
+				},
+			},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// goroutineSet returns the identities (id and creator) of the running
+// goroutines.
+func goroutineSet() map[string]bool {
+	set := map[string]bool{}
+	for _, g := range stacks() {
+		set[goroutineID(g)] = true
+	}
+	return set
+}
+
+// leakedGoroutines waits up to wait for goroutines started since before to
+// end and returns the stacks of those still running, minus the ones the
+// upstream libraries leave for the life of the process.
+func leakedGoroutines(before map[string]bool, wait time.Duration) []string {
+	deadline := time.Now().Add(wait)
+	for {
+		var leaked []string
+		for _, g := range stacks() {
+			if !before[goroutineID(g)] && !upstreamForever(g) && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "runtime.Stack") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return leaked
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// upstreamForever recognises goroutines that upstream packages start once per
+// process and never stop.
+func upstreamForever(stack string) bool {
+	for _, s := range []string{
+		// healthz's "log" check starts a wait.Forever once per process.
+		"k8s.io/apiserver/pkg/server/healthz.(*log).Check",
+		"k8s.io/klog/v2.(*flushDaemon)",
+	} {
+		if strings.Contains(stack, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func stacks() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Split(string(buf[:n]), "\n\n")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+func goroutineID(stack string) string {
+	head, _, _ := strings.Cut(stack, " [")
+	return fmt.Sprint(head)
+}

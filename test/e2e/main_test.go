@@ -1,0 +1,161 @@
+// Package e2e runs hubspoke against a real API server: the in-process
+// sandbox (package sandbox), one per test package, started in TestMain with
+// the test CRDs installed once.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/hubspoke/hubspoke/sandbox"
+)
+
+// The package's sandbox and what TestMain installed on it.
+var (
+	sb  *sandbox.Sandbox
+	dyn dynamic.Interface
+
+	// widgets is examples/widget/crd.yaml as is: conversion by webhook,
+	// through the service hubspoke-system/hubspoke-webhook, answered by
+	// handWebhook.
+	widgets = crdVersions{group: "example.com", resource: "widgets"}
+	// plainWidgets is the same CRD in group plain.example.com with
+	// conversion strategy None.
+	plainWidgets = crdVersions{group: "plain.example.com", resource: "widgets"}
+
+	hook *handWebhook
+)
+
+type crdVersions struct{ group, resource string }
+
+func (c crdVersions) gvr(version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: c.group, Version: version, Resource: c.resource}
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	before := goroutineSet()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+		return 1
+	}
+
+	start := time.Now()
+	var err error
+	sb, err = sandbox.New(ctx, sandbox.Options{})
+	if err != nil {
+		return fail("%v", err)
+	}
+	started := time.Since(start)
+	dataDir := sb.DataDir()
+	defer func() {
+		if hook != nil {
+			hook.Close()
+		}
+		stopStart := time.Now()
+		if err := sb.Stop(); err != nil {
+			code = fail("stop sandbox: %v", err)
+		}
+		if testing.Verbose() {
+			fmt.Printf("e2e: sandbox stopped in %v\n", time.Since(stopStart).Round(time.Millisecond))
+		}
+		if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+			code = fail("data directory %s after Stop: %v, want it removed", dataDir, err)
+		}
+		if leaked := leakedGoroutines(before, 10*time.Second); len(leaked) > 0 {
+			code = fail("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		}
+	}()
+	if dyn, err = dynamic.NewForConfig(sb.RESTConfig()); err != nil {
+		return fail("dynamic client: %v", err)
+	}
+
+	if hook, err = startHandWebhook(sb, "hubspoke-system", "hubspoke-webhook"); err != nil {
+		return fail("%v", err)
+	}
+	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		return fail("%v", err)
+	}
+	plain := crd.DeepCopy()
+	plain.Name = plainWidgets.resource + "." + plainWidgets.group
+	plain.Spec.Group = plainWidgets.group
+	plain.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	installStart := time.Now()
+	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{crd, plain} {
+		if _, err := sb.InstallCRD(ctx, crd); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if testing.Verbose() {
+		fmt.Printf("e2e: sandbox started in %v, 2 CRDs installed in %v\n",
+			started.Round(time.Millisecond), time.Since(installStart).Round(time.Millisecond))
+	}
+	return m.Run()
+}
+
+// goroutineSet returns the identities of the running goroutines.
+func goroutineSet() map[string]bool {
+	set := map[string]bool{}
+	for _, g := range stacks() {
+		set[goroutineID(g)] = true
+	}
+	return set
+}
+
+// leakedGoroutines waits up to wait for goroutines started since before to
+// end and returns the stacks of those still running, minus the ones upstream
+// packages start once per process and never stop.
+func leakedGoroutines(before map[string]bool, wait time.Duration) []string {
+	deadline := time.Now().Add(wait)
+	for {
+		var leaked []string
+		for _, g := range stacks() {
+			if !before[goroutineID(g)] && !upstreamForever(g) && !strings.Contains(g, "runtime.Stack") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return leaked
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func upstreamForever(stack string) bool {
+	// healthz's "log" check starts a wait.Forever once per process.
+	return strings.Contains(stack, "k8s.io/apiserver/pkg/server/healthz.(*log).Check")
+}
+
+func stacks() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Split(string(buf[:n]), "\n\n")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+func goroutineID(stack string) string {
+	head, _, _ := strings.Cut(stack, " [")
+	return head
+}
