@@ -52,7 +52,13 @@ func NewRoot(extra ...Extra) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newConvertCmd(),
+		newCheckCmd(),
 		// subcommands: keep one line each, in alphabetical order below this line
+		newBackupCmd(),
+		newMigrateCmd(),
+		newPlanCmd(),
+		newRestoreCmd(),
+		newServeCmd(),
 	)
 	for _, e := range extra {
 		root.AddCommand(e())

@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hubspoke/hubspoke/migrate"
+)
+
+// kubeFlags are the flags that reach a cluster.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+	qps        float32
+}
+
+func (k *kubeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	cmd.Flags().StringVar(&k.context, "context", "", "kubeconfig context (default: the current one)")
+	cmd.Flags().Float32Var(&k.qps, "qps", 0, "client-side limit on requests per second (0: none; the API server's priority and fairness answers 429, which is honoured)")
+}
+
+func (k *kubeFlags) config() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.kubeconfig != "" {
+		rules.ExplicitPath = k.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	if k.qps > 0 {
+		cfg.QPS, cfg.Burst = k.qps, int(k.qps)+1
+	}
+	cfg.UserAgent = "hubspoke"
+	return cfg, nil
+}
+
+func (k *kubeFlags) dynamic() (dynamic.Interface, error) {
+	cfg, err := k.config()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return dyn, nil
+}
+
+type migrateOptions struct {
+	kube        kubeFlags
+	concurrency int
+	pageSize    int64
+	dryRun      bool
+	checkpoint  string
+	noPrune     bool
+	dropMF      []string
+	output      string
+	progress    string
+}
+
+func newMigrateCmd() *cobra.Command {
+	o := &migrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "migrate CRD-NAME [--kubeconfig PATH] [--concurrency N] [--dry-run]",
+		Short: "Re-encode every object of a CRD at its storage version, then prune storedVersions",
+		Long: `Migrate rewrites every object of the CRD (plural.group) at its current
+storage version: a paged LIST, then a PUT of each object as read, with its
+resourceVersion. The API server re-encodes the object at the storage version
+and writes it only when that encoding differs from what etcd holds, so
+objects already stored at that version cost one request and no write.
+
+Conflicts are retried after a fresh GET, deleted objects are skipped, 429
+and server timeouts honour Retry-After, network errors back off; any other
+error stops the run and names the object. Progress is saved to the
+checkpoint file after every page; run the same command again to resume.
+
+Once every object was rewritten, status.storedVersions is set to the storage
+version alone, with the CRD's resourceVersion from the start of the run as a
+precondition: if the CRD changed meanwhile, nothing is pruned and the report
+says why. managedFields entries of versions the CRD no longer serves (and of
+--drop-managed-fields versions) are removed as objects are rewritten.
+
+Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
+2 usage error. See docs/migrate.md.`,
+		Example: `  hubspoke migrate widgets.example.com
+  hubspoke migrate widgets.example.com --dry-run
+  hubspoke migrate widgets.example.com --concurrency 32 --checkpoint /tmp/widgets.ckpt -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	o.kube.add(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.concurrency, "concurrency", migrate.DefaultConcurrency, "objects written at once")
+	f.Int64Var(&o.pageSize, "page-size", migrate.DefaultPageSize, "objects per LIST page")
+	f.BoolVar(&o.dryRun, "dry-run", false, "send every write with dryRun=All: converted, validated and admitted, not stored; nothing pruned")
+	f.StringVar(&o.checkpoint, "checkpoint", "", `checkpoint file (default "hubspoke-migrate-CRD-NAME.json" in the working directory; "-" for none)`)
+	f.BoolVar(&o.noPrune, "no-prune", false, "leave status.storedVersions alone")
+	f.StringSliceVar(&o.dropMF, "drop-managed-fields", nil, "also remove the managedFields entries of these versions")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: text or json")
+	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	return cmd
+}
+
+func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
+	if o.output != "text" && o.output != "json" {
+		return usagef("-o %q: want text or json", o.output)
+	}
+	if o.concurrency < 1 || o.pageSize < 1 {
+		return usagef("--concurrency and --page-size must be at least 1")
+	}
+	prog, err := newProgressPrinter(cmd.ErrOrStderr(), o.progress, "migrate "+name)
+	if err != nil {
+		return err
+	}
+	dyn, err := o.kube.dynamic()
+	if err != nil {
+		return err
+	}
+	checkpoint := o.checkpoint
+	switch checkpoint {
+	case "":
+		checkpoint = "hubspoke-migrate-" + name + ".json"
+	case "-":
+		checkpoint = ""
+	}
+	res, err := migrate.Migrate(cmd.Context(), migrate.Options{
+		CRD: name, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize, DryRun: o.dryRun,
+		Checkpoint: checkpoint, Prune: !o.noPrune, DropManagedFields: o.dropMF, Progress: prog.update,
+	})
+	prog.finish()
+	if res != nil {
+		if werr := writeMigrateReport(cmd.OutOrStdout(), o.output, res, err); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		if checkpoint != "" && !o.dryRun {
+			return fmt.Errorf("%w (progress saved in %s: run again to resume)", err, checkpoint)
+		}
+		return err
+	}
+	if !o.noPrune && !o.dryRun && !res.Pruned && !isAlreadyPruned(res) {
+		return exitError{exitFail}
+	}
+	return nil
+}
+
+func isAlreadyPruned(res *migrate.Result) bool {
+	return len(res.StoredVersions) == 1 && res.StoredVersions[0] == res.StorageVersion
+}
+
+func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr error) error {
+	rate := 0.0
+	if s := res.Elapsed.Seconds(); s > 0 {
+		rate = float64(res.Done) / s
+	}
+	if format == "json" {
+		out := struct {
+			CRD            string           `json:"crd"`
+			StorageVersion string           `json:"storageVersion"`
+			Progress       migrate.Progress `json:"objects"`
+			Pruned         bool             `json:"pruned"`
+			StoredVersions []string         `json:"storedVersions"`
+			Message        string           `json:"message,omitempty"`
+			Seconds        float64          `json:"seconds"`
+			PerSecond      float64          `json:"objectsPerSecond"`
+			Error          string           `json:"error,omitempty"`
+		}{res.CRD, res.StorageVersion, res.Progress, res.Pruned, res.StoredVersions, res.PruneMessage, res.Elapsed.Seconds(), rate, ""}
+		if runErr != nil {
+			out.Error = runErr.Error()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d objects at storage version %s in %s (%.0f/s): %d rewritten, %d already current, %d deleted meanwhile",
+		res.CRD, res.Done+res.Resumed, res.StorageVersion, res.Elapsed.Round(time.Millisecond), rate, res.Rewritten, res.Unchanged, res.Skipped)
+	if res.Resumed > 0 {
+		fmt.Fprintf(&b, ", %d done by an earlier run", res.Resumed)
+	}
+	if res.Conflicts+res.Retries > 0 {
+		fmt.Fprintf(&b, "; %d conflicts and %d transient errors retried", res.Conflicts, res.Retries)
+	}
+	b.WriteByte('\n')
+	if res.PruneMessage != "" {
+		b.WriteString(res.PruneMessage + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// progressPrinter renders migrate.Progress: a bar redrawn in place on a
+// terminal, one logfmt line a second otherwise.
+type progressPrinter struct {
+	w     io.Writer
+	mode  string
+	label string
+	start time.Time
+
+	mu   sync.Mutex
+	last time.Time
+	cur  migrate.Progress
+	any  bool
+}
+
+func newProgressPrinter(w io.Writer, mode, label string) (*progressPrinter, error) {
+	switch mode {
+	case "auto":
+		mode = "lines"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			mode = "bar"
+		}
+	case "bar", "lines", "none":
+	default:
+		return nil, usagef("--progress %q: want auto, bar, lines or none", mode)
+	}
+	return &progressPrinter{w: w, mode: mode, label: label, start: time.Now()}, nil
+}
+
+func (p *progressPrinter) update(pr migrate.Progress) {
+	if p.mode == "none" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur, p.any = pr, true
+	now := time.Now()
+	every := time.Second
+	if p.mode == "bar" {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	p.render()
+}
+
+func (p *progressPrinter) render() {
+	pr := p.cur
+	done := pr.Done + pr.Resumed
+	rate := float64(pr.Done) / max(time.Since(p.start).Seconds(), 1e-3)
+	if p.mode == "lines" {
+		fmt.Fprintf(p.w, "progress op=%q done=%d total=%d rewritten=%d unchanged=%d skipped=%d resumed=%d conflicts=%d retries=%d rate=%.0f/s\n",
+			p.label, done, pr.Total, pr.Rewritten, pr.Unchanged, pr.Skipped, pr.Resumed, pr.Conflicts, pr.Retries, rate)
+		return
+	}
+	const width = 30
+	frac := 0.0
+	if pr.Total > 0 {
+		frac = float64(done) / float64(pr.Total)
+	}
+	filled := int(frac * width)
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %3.0f%% %.0f/s", p.label, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, pr.Total, 100*frac, rate)
+}
+
+func (p *progressPrinter) finish() {
+	if p.mode == "none" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.any {
+		return
+	}
+	p.render()
+	if p.mode == "bar" {
+		fmt.Fprintln(p.w)
+	}
+}

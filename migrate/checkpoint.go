@@ -1,0 +1,82 @@
+package migrate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Checkpoint is the progress of a run, saved after every page. A run
+// resumes from it only when the CRD is exactly as it was when the first run
+// began (same uid, storage version and resourceVersion); otherwise it starts
+// over, since the earlier writes may have gone to another storage version.
+type Checkpoint struct {
+	CRD                string `json:"crd"`
+	UID                string `json:"uid"`
+	StorageVersion     string `json:"storageVersion"`
+	CRDResourceVersion string `json:"crdResourceVersion"`
+	// Continue is the LIST continue token after the last completed page;
+	// LastKey the namespace/name of its last object. When the token has
+	// expired, the run lists from the start and skips keys up to LastKey.
+	Continue string `json:"continue,omitempty"`
+	LastKey  string `json:"lastKey,omitempty"`
+	// Done counts the objects handled so far.
+	Done int `json:"done"`
+	// Complete is set once every object was rewritten.
+	Complete bool `json:"complete"`
+}
+
+// LoadCheckpoint reads the checkpoint at path; it returns nil, nil when the
+// file does not exist.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	var cp Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return &cp, nil
+}
+
+// Save writes the checkpoint to path atomically (a temporary file renamed).
+func (cp *Checkpoint) Save(path string) error {
+	data, err := json.MarshalIndent(cp, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write checkpoint %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+func removeCheckpoint(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove checkpoint: %w", err)
+	}
+	return nil
+}
+
+func isGoneOrExpired(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}

@@ -1,0 +1,122 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// CRDResource is the resource through which CRDs are read and written.
+var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// GetCRD reads the CRD name through dyn.
+func GetCRD(ctx context.Context, dyn dynamic.Interface, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	u, err := dyn.Resource(CRDResource).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get crd %s: %w", name, err)
+	}
+	return fromUnstructured(u)
+}
+
+func fromUnstructured(u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
+		return nil, fmt.Errorf("decode crd %s: %w", u.GetName(), err)
+	}
+	return &crd, nil
+}
+
+func toUnstructured(crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, fmt.Errorf("encode crd %s: %w", crd.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	return u, nil
+}
+
+// updateCRD writes crd's spec (with crd.ResourceVersion as precondition).
+func updateCRD(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	u, err := toUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	out, err := dyn.Resource(CRDResource).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("update crd %s: %w", crd.Name, err)
+	}
+	return fromUnstructured(out)
+}
+
+// storageVersion returns the one version marked storage: true.
+func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	var found []string
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			found = append(found, v.Name)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("crd %s has %d storage versions %v, want exactly one", crd.Name, len(found), found)
+	}
+	return found[0], nil
+}
+
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func findVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == name {
+			return &crd.Spec.Versions[i]
+		}
+	}
+	return nil
+}
+
+func isServed(crd *apiextensionsv1.CustomResourceDefinition, name string) bool {
+	v := findVersion(crd, name)
+	return v != nil && v.Served
+}
+
+func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
+}
+
+func namespaced(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+}
+
+func hasStatusSubresource(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	v := findVersion(crd, version)
+	return v != nil && v.Subresources != nil && v.Subresources.Status != nil
+}
+
+func inStoredVersions(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	return slices.Contains(crd.Status.StoredVersions, version)
+}
+
+// objectClient returns the client for one object of crd at version.
+func objectClient(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, version, namespace string) dynamic.ResourceInterface {
+	r := dyn.Resource(resourceFor(crd, version))
+	if namespaced(crd) {
+		return r.Namespace(namespace)
+	}
+	return r
+}

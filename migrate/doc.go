@@ -1,0 +1,31 @@
+// Package migrate makes the storage side of a multi-version
+// CustomResourceDefinition safe to change.
+//
+// Switching `storage: true` to another version rewrites nothing: objects stay
+// encoded in the version they were last written in, and a version cannot be
+// removed from spec.versions while status.storedVersions lists it. This
+// package provides the pieces an operator needs around that:
+//
+//   - Migrate re-encodes every object of a CRD at its current storage
+//     version: a paged LIST, then a PUT of each object as read (with its
+//     resourceVersion), which the API server re-encodes at the storage
+//     version. Conflicts are retried after a fresh GET, NotFound is skipped,
+//     429 honours Retry-After, transient errors back off, and any other
+//     error stops the run naming the object. A checkpoint file lets an
+//     interrupted run resume.
+//   - Prune (or Options.Prune) then sets status.storedVersions to the
+//     storage version alone, with the CRD's resourceVersion from the start of
+//     the run as a precondition: if the CRD changed meanwhile nothing is
+//     pruned and the Result says why.
+//   - Backup and Restore save and restore every object of a CRD with a count
+//     and SHA-256 checksums; Restore is idempotent and converts objects whose
+//     version is no longer served with a convert.Converter.
+//   - PlanUpgrade and PlanRollback compute the ordered, gated steps of an
+//     upgrade or a rollback; Plan.Execute runs them, stopping at the first
+//     step whose gate fails.
+//
+// Every function takes a dynamic client: the CRD itself is read and written
+// as apiextensions.k8s.io/v1 customresourcedefinitions through it, so a
+// k8s.io/client-go/dynamic/fake client is enough for tests. See
+// docs/migrate.md for the operations runbook.
+package migrate

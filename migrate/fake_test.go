@@ -1,0 +1,363 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// fakeAPI is a small API server behind a client-go dynamic fake: it keeps
+// resourceVersions, answers conflicts, pages lists, and records in which
+// version each object is "stored" (an object is re-encoded only by a write
+// whose encoding differs, as the real etcd3 store does).
+type fakeAPI struct {
+	mu      sync.Mutex
+	rv      int
+	crd     *apiextensionsv1.CustomResourceDefinition
+	objs    map[string]map[string]any // key -> object (apiVersion excluded)
+	stored  map[string]string         // key -> version stored in
+	writes  map[string]int            // key -> writes that reached storage
+	updates int                       // update requests on objects
+
+	// Faults: called (under no lock) before an update, get or list is
+	// served; a non-nil error is returned instead.
+	beforeUpdate func(key string, n int) error
+	beforeList   func(version, cont string) error
+	beforeGet    func(key string) error
+
+	listMu   sync.Mutex
+	listOpts metav1.ListOptions
+}
+
+const testGroup = "example.com"
+
+func newFakeAPI(storage string, storedVersions []string, served ...string) *fakeAPI {
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com", UID: "crd-uid", ResourceVersion: "1", Generation: 1},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: testGroup, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget", ListKind: "WidgetList"},
+			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
+				ConversionReviewVersions: []string{"v1"}, ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: ptr("https://webhook.invalid/convert")},
+			}},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: storedVersions},
+	}
+	for _, v := range []string{"v1alpha1", "v1"} {
+		crd.Spec.Versions = append(crd.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: v, Served: slices.Contains(served, v), Storage: v == storage,
+			Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+		})
+	}
+	return &fakeAPI{rv: 1, crd: crd, objs: map[string]map[string]any{}, stored: map[string]string{}, writes: map[string]int{}}
+}
+
+// add stores n objects w-000.. in namespace ns at version.
+func (f *fakeAPI) add(ns string, n int, version string) {
+	for i := range n {
+		f.put(ns, fmt.Sprintf("w-%03d", i), version, map[string]any{"spec": map[string]any{"size": int64(i)}})
+	}
+}
+
+func (f *fakeAPI) put(ns, name, version string, body map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rv++
+	obj := runtime.DeepCopyJSON(body)
+	obj["kind"] = "Widget"
+	obj["metadata"] = map[string]any{"name": name, "namespace": ns, "uid": "uid-" + name, "resourceVersion": strconv.Itoa(f.rv)}
+	key := ns + "/" + name
+	f.objs[key] = obj
+	f.stored[key] = version
+}
+
+func (f *fakeAPI) storage() string {
+	s, _ := storageVersion(f.crd)
+	return s
+}
+
+// pagingClient passes List's Limit and Continue to the fake, whose list
+// actions drop them.
+type pagingClient struct {
+	dynamic.Interface
+	f *fakeAPI
+}
+
+func (c pagingClient) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return pagingResource{c.Interface.Resource(gvr), c.f}
+}
+
+type pagingResource struct {
+	dynamic.NamespaceableResourceInterface
+	f *fakeAPI
+}
+
+func (r pagingResource) Namespace(ns string) dynamic.ResourceInterface {
+	return pagingNamespaced{r.NamespaceableResourceInterface.Namespace(ns), r.f}
+}
+
+func (r pagingResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	r.f.listMu.Lock()
+	defer r.f.listMu.Unlock()
+	r.f.listOpts = opts
+	return r.NamespaceableResourceInterface.List(ctx, opts)
+}
+
+type pagingNamespaced struct {
+	dynamic.ResourceInterface
+	f *fakeAPI
+}
+
+func (r pagingNamespaced) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	r.f.listMu.Lock()
+	defer r.f.listMu.Unlock()
+	r.f.listOpts = opts
+	return r.ResourceInterface.List(ctx, opts)
+}
+
+func (f *fakeAPI) client() dynamic.Interface {
+	return pagingClient{f.fake(), f}
+}
+
+func (f *fakeAPI) fake() *dynamicfake.FakeDynamicClient {
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		{Group: testGroup, Version: "v1", Resource: "widgets"}:       "WidgetList",
+		{Group: testGroup, Version: "v1alpha1", Resource: "widgets"}: "WidgetList",
+		CRDResource: "CustomResourceDefinitionList",
+	})
+	c.PrependReactor("*", "*", f.react)
+	return c
+}
+
+func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, error) {
+	gvr := action.GetResource()
+	if gvr == CRDResource {
+		obj, err := f.reactCRD(action)
+		return true, obj, err
+	}
+	if gvr.Group != testGroup {
+		return true, nil, fmt.Errorf("unexpected resource %v", gvr)
+	}
+	f.mu.Lock()
+	served := isServed(f.crd, gvr.Version)
+	f.mu.Unlock()
+	if !served {
+		return true, nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	switch a := action.(type) {
+	case clienttesting.ListActionImpl:
+		return f.list(gvr.Version, f.listOpts) // under listMu
+	case clienttesting.GetActionImpl:
+		key := a.GetNamespace() + "/" + a.GetName()
+		if f.beforeGet != nil {
+			if err := f.beforeGet(key); err != nil {
+				return true, nil, err
+			}
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		obj, ok := f.objs[key]
+		if !ok {
+			return true, nil, apierrors.NewNotFound(gvr.GroupResource(), a.GetName())
+		}
+		return true, f.at(obj, gvr.Version), nil
+	case clienttesting.UpdateActionImpl:
+		return f.update(a, gvr)
+	case clienttesting.CreateActionImpl:
+		u := a.GetObject().(*unstructured.Unstructured)
+		key := u.GetNamespace() + "/" + u.GetName()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, ok := f.objs[key]; ok {
+			return true, nil, apierrors.NewAlreadyExists(gvr.GroupResource(), u.GetName())
+		}
+		f.rv++
+		obj := runtime.DeepCopyJSON(u.Object)
+		delete(obj, "apiVersion")
+		delete(obj, "status") // the status subresource ignores it on create
+		md := obj["metadata"].(map[string]any)
+		md["resourceVersion"] = strconv.Itoa(f.rv)
+		md["uid"] = "uid-" + u.GetName()
+		f.objs[key] = obj
+		f.stored[key] = f.storage()
+		f.writes[key]++
+		return true, f.at(obj, gvr.Version), nil
+	case clienttesting.DeleteActionImpl:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.objs, a.GetNamespace()+"/"+a.GetName())
+		return true, nil, nil
+	}
+	return true, nil, fmt.Errorf("unexpected action %T", action)
+}
+
+// at returns obj as read at version.
+func (f *fakeAPI) at(obj map[string]any, version string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+	u.SetAPIVersion(testGroup + "/" + version)
+	return u
+}
+
+func (f *fakeAPI) list(version string, opts metav1.ListOptions) (bool, runtime.Object, error) {
+	if f.beforeList != nil {
+		if err := f.beforeList(version, opts.Continue); err != nil {
+			return true, nil, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	keys := make([]string, 0, len(f.objs))
+	for k := range f.objs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if opts.Continue != "" {
+		keys = keys[sort.SearchStrings(keys, opts.Continue):]
+	}
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": testGroup + "/" + version, "kind": "WidgetList"}}
+	n := len(keys)
+	if opts.Limit > 0 && int64(n) > opts.Limit {
+		n = int(opts.Limit)
+		list.SetContinue(keys[n])
+		rest := int64(len(keys) - n)
+		list.SetRemainingItemCount(&rest)
+	}
+	for _, k := range keys[:n] {
+		list.Items = append(list.Items, *f.at(f.objs[k], version))
+	}
+	return true, list, nil
+}
+
+func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersionResource) (bool, runtime.Object, error) {
+	u := a.GetObject().(*unstructured.Unstructured)
+	key := u.GetNamespace() + "/" + u.GetName()
+	f.mu.Lock()
+	f.updates++
+	n := f.updates
+	f.mu.Unlock()
+	if f.beforeUpdate != nil {
+		if err := f.beforeUpdate(key, n); err != nil {
+			return true, nil, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, ok := f.objs[key]
+	if !ok {
+		return true, nil, apierrors.NewNotFound(gvr.GroupResource(), u.GetName())
+	}
+	oldRV, _, _ := unstructured.NestedString(old, "metadata", "resourceVersion")
+	if u.GetResourceVersion() != oldRV {
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), u.GetName(), fmt.Errorf("the object has been modified"))
+	}
+	next := runtime.DeepCopyJSON(u.Object)
+	delete(next, "apiVersion")
+	if a.Subresource == "status" {
+		st := next["status"]
+		next = runtime.DeepCopyJSON(old)
+		next["status"] = st
+	} else {
+		next["status"] = old["status"]
+		if next["status"] == nil {
+			delete(next, "status")
+		}
+	}
+	dry := slices.Contains(a.GetUpdateOptions().DryRun, metav1.DryRunAll)
+	// The encoding differs when the content or the storage version does.
+	if reflect.DeepEqual(next, old) && f.stored[key] == f.storage() || dry {
+		return true, f.at(old, gvr.Version), nil
+	}
+	f.rv++
+	unstructured.SetNestedField(next, strconv.Itoa(f.rv), "metadata", "resourceVersion")
+	f.objs[key] = next
+	f.stored[key] = f.storage()
+	f.writes[key]++
+	return true, f.at(next, gvr.Version), nil
+}
+
+func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch a := action.(type) {
+	case clienttesting.GetActionImpl:
+		if a.GetName() != f.crd.Name {
+			return nil, apierrors.NewNotFound(CRDResource.GroupResource(), a.GetName())
+		}
+		return toUnstructured(f.crd)
+	case clienttesting.UpdateActionImpl:
+		next, err := fromUnstructured(a.GetObject().(*unstructured.Unstructured))
+		if err != nil {
+			return nil, err
+		}
+		if next.ResourceVersion != f.crd.ResourceVersion {
+			return nil, apierrors.NewConflict(CRDResource.GroupResource(), next.Name, fmt.Errorf("the object has been modified"))
+		}
+		f.rv++
+		if a.Subresource == "status" {
+			f.crd.Status = next.Status
+		} else {
+			if !reflect.DeepEqual(next.Spec, f.crd.Spec) {
+				f.crd.Generation++
+			}
+			f.crd.Spec = next.Spec
+			if s, err := storageVersion(next); err == nil && !slices.Contains(f.crd.Status.StoredVersions, s) {
+				f.crd.Status.StoredVersions = append(f.crd.Status.StoredVersions, s)
+			}
+		}
+		f.crd.ResourceVersion = strconv.Itoa(f.rv)
+		return toUnstructured(f.crd)
+	}
+	return nil, fmt.Errorf("unexpected crd action %T", action)
+}
+
+// editCRD changes the CRD as another client would.
+func (f *fakeAPI) editCRD(edit func(*apiextensionsv1.CustomResourceDefinition)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	edit(f.crd)
+	f.rv++
+	f.crd.ResourceVersion = strconv.Itoa(f.rv)
+}
+
+func (f *fakeAPI) storedIn() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range f.stored {
+		if _, ok := f.objs[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// noSleep records the waits instead of sleeping.
+type noSleep struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *noSleep) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func ptr[T any](v T) *T { return &v }

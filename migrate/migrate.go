@@ -1,0 +1,650 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+)
+
+// FieldManager is the field manager hubspoke writes with.
+const FieldManager = "hubspoke-migrate"
+
+// Defaults of Options.
+const (
+	DefaultConcurrency  = 16
+	DefaultPageSize     = 500
+	DefaultMaxConflicts = 20
+)
+
+// Options configures Migrate.
+type Options struct {
+	// CRD is the name of the CustomResourceDefinition (plural.group).
+	CRD string
+	// Client reaches the API server (required).
+	Client dynamic.Interface
+	// Concurrency is how many objects are written at once (default
+	// DefaultConcurrency).
+	Concurrency int
+	// PageSize is the LIST page size (default DefaultPageSize).
+	PageSize int64
+	// DryRun sends every write with dryRun=All: the API server converts,
+	// validates and admits each object but stores nothing. Nothing is
+	// pruned and no checkpoint is written.
+	DryRun bool
+	// Checkpoint, when set, is a file recording the progress of the run
+	// after every page; a later run with the same file resumes after the
+	// last completed page. It is removed when the run completes.
+	Checkpoint string
+	// Prune sets status.storedVersions to the storage version alone once
+	// every object was rewritten, unless the CRD changed since the run
+	// began (see Result.PruneMessage).
+	Prune bool
+	// DropManagedFields lists versions whose metadata.managedFields entries
+	// are removed from each object as it is rewritten. Entries of versions
+	// the CRD no longer serves are always removed: server-side apply fails
+	// on entries of a version that is later removed from the CRD.
+	DropManagedFields []string
+	// MaxConflicts bounds the conflicts retried for one object (default
+	// DefaultMaxConflicts).
+	MaxConflicts int
+	// Backoff paces the retries of transient errors.
+	Backoff Backoff
+	// Progress, when set, is called after every object (from several
+	// goroutines, but never concurrently) with the counts so far.
+	Progress func(Progress)
+	// Logger receives one record per retry and per page (nil: silent).
+	Logger *slog.Logger
+	// Registerer receives the metrics hubspoke_migrate_objects_total
+	// {result} and hubspoke_migrate_retries_total{reason} (nil: none).
+	Registerer prometheus.Registerer
+
+	sleep sleepFunc // tests replace it
+}
+
+// Progress counts the objects of a run.
+type Progress struct {
+	// Total is the number of objects expected (listed plus the API
+	// server's remainingItemCount); zero while unknown.
+	Total int `json:"total"`
+	// Done is every object handled, whatever the outcome.
+	Done int `json:"done"`
+	// Rewritten objects were written again at the storage version.
+	Rewritten int `json:"rewritten"`
+	// Unchanged objects were already stored at the storage version: the
+	// API server answered the write without a new resourceVersion.
+	Unchanged int `json:"unchanged"`
+	// Skipped objects were deleted while the run went on.
+	Skipped int `json:"skipped"`
+	// Resumed objects were done by an earlier run (from the checkpoint).
+	Resumed int `json:"resumed"`
+	// Conflicts and Retries count the conflicts retried and the transient
+	// errors retried.
+	Conflicts int `json:"conflicts"`
+	Retries   int `json:"retries"`
+}
+
+// Result is the outcome of Migrate.
+type Result struct {
+	CRD            string
+	StorageVersion string
+	Progress
+	// CRDResourceVersion is the CRD's resourceVersion when the run began
+	// (for a resumed run: when the first run began).
+	CRDResourceVersion string
+	// Pruned tells whether status.storedVersions was set to
+	// StoredVersions; PruneMessage says why not when it was not.
+	Pruned         bool
+	StoredVersions []string
+	PruneMessage   string
+	Elapsed        time.Duration
+}
+
+// ObjectError names the object a run stopped at.
+type ObjectError struct {
+	Namespace, Name string
+	Err             error
+}
+
+func (e *ObjectError) Error() string {
+	if e.Namespace == "" {
+		return fmt.Sprintf("object %s: %v", e.Name, e.Err)
+	}
+	return fmt.Sprintf("object %s/%s: %v", e.Namespace, e.Name, e.Err)
+}
+
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+type metrics struct {
+	objects *prometheus.CounterVec
+	retries *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		objects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hubspoke_migrate_objects_total", Help: "Objects handled by storage migration, by result."}, []string{"result"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hubspoke_migrate_retries_total", Help: "Requests retried by storage migration, by reason."}, []string{"reason"}),
+	}
+	if reg != nil {
+		for _, c := range []**prometheus.CounterVec{&m.objects, &m.retries} {
+			if err := reg.Register(*c); err != nil {
+				// A second run on the same registry counts on.
+				var are prometheus.AlreadyRegisteredError
+				if !errors.As(err, &are) {
+					return nil, fmt.Errorf("migrate: register metrics: %w", err)
+				}
+				existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
+				if !ok {
+					return nil, fmt.Errorf("migrate: register metrics: %w", err)
+				}
+				*c = existing
+			}
+		}
+	}
+	return m, nil
+}
+
+// run is the state of one Migrate call.
+type run struct {
+	opts    Options
+	crd     *apiextensionsv1.CustomResourceDefinition
+	storage string
+	rw      string          // the version objects are read and written at: the storage version
+	drop    map[string]bool // apiVersions whose managedFields entries go
+	log     *slog.Logger
+	metrics *metrics
+
+	mu   sync.Mutex
+	prog Progress
+}
+
+// Migrate re-encodes every object of opts.CRD at its storage version and,
+// with opts.Prune, then prunes status.storedVersions. On error the Result
+// holds the counts so far; an error about one object is an *ObjectError.
+func Migrate(ctx context.Context, opts Options) (*Result, error) {
+	start := time.Now()
+	if opts.Client == nil {
+		return nil, errors.New("migrate: no client given")
+	}
+	if opts.CRD == "" {
+		return nil, errors.New("migrate: no crd given")
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	if opts.MaxConflicts <= 0 {
+		opts.MaxConflicts = DefaultMaxConflicts
+	}
+	opts.Backoff = opts.Backoff.withDefaults()
+	if opts.sleep == nil {
+		opts.sleep = realSleep
+	}
+	r := &run{opts: opts, log: opts.Logger}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if r.metrics, err = newMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
+	if err := r.retry(ctx, "get crd", func() error {
+		var err error
+		r.crd, err = GetCRD(ctx, opts.Client, opts.CRD)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
+	}
+	if r.storage, err = storageVersion(r.crd); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	r.rw = r.storage
+	r.drop = map[string]bool{}
+	for _, v := range opts.DropManagedFields {
+		r.drop[r.crd.Spec.Group+"/"+v] = true
+	}
+	res := &Result{CRD: opts.CRD, StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion, StoredVersions: r.crd.Status.StoredVersions}
+	finish := func(err error) (*Result, error) {
+		r.mu.Lock()
+		res.Progress = r.prog
+		r.mu.Unlock()
+		res.Elapsed = time.Since(start)
+		return res, err
+	}
+
+	cp := &Checkpoint{CRD: opts.CRD, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
+	if opts.Checkpoint != "" && !opts.DryRun {
+		old, err := LoadCheckpoint(opts.Checkpoint)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
+		case old == nil:
+		case old.CRD != cp.CRD || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
+			r.log.Info("migrate: checkpoint is for another state of the crd, starting over", "checkpoint", opts.Checkpoint,
+				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdResourceVersion", old.CRDResourceVersion)
+		default:
+			cp = old
+			r.prog.Resumed = cp.Done
+			r.log.Info("migrate: resuming", "checkpoint", opts.Checkpoint, "done", cp.Done, "after", cp.LastKey)
+		}
+	}
+	if !cp.Complete {
+		if err := r.migrateAll(ctx, cp); err != nil {
+			return finish(err)
+		}
+	}
+	if opts.DryRun {
+		res.PruneMessage = "dry run: nothing pruned"
+		return finish(nil)
+	}
+	if opts.Prune {
+		pr, err := Prune(ctx, opts.Client, r.crd)
+		if err != nil {
+			return finish(fmt.Errorf("migrate %s: %w", opts.CRD, err))
+		}
+		res.Pruned, res.StoredVersions, res.PruneMessage = pr.Pruned, pr.StoredVersions, pr.Message
+	}
+	if opts.Checkpoint != "" {
+		if err := removeCheckpoint(opts.Checkpoint); err != nil {
+			return finish(err)
+		}
+	}
+	return finish(nil)
+}
+
+// page is one LIST answer, or the items of a page found another way.
+type page struct {
+	items    []unstructured.Unstructured
+	cont     string // the continue token after this page
+	needGet  bool   // items were listed at another version: GET each first
+	lastKey  string // key of the page's last item
+	estimate int    // listed so far plus remainingItemCount
+}
+
+func objectKey(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return ns + "/" + u.GetName()
+	}
+	return u.GetName()
+}
+
+// migrateAll lists page after page (one page ahead) and rewrites each page
+// with opts.Concurrency workers, updating cp after every page.
+func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan page, 1)
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(pages)
+		listErr <- r.listAll(ctx, cp, pages)
+	}()
+	for p := range pages {
+		if err := r.migratePage(ctx, p); err != nil {
+			cancel()
+			for range pages {
+			}
+			<-listErr
+			return err
+		}
+		cp.Continue, cp.LastKey = p.cont, p.lastKey
+		r.mu.Lock()
+		cp.Done = r.prog.Done + r.prog.Resumed
+		r.mu.Unlock()
+		if r.opts.Checkpoint != "" && !r.opts.DryRun {
+			if err := cp.Save(r.opts.Checkpoint); err != nil {
+				cancel()
+				for range pages {
+				}
+				<-listErr
+				return err
+			}
+		}
+		r.log.Debug("migrate: page done", "crd", r.opts.CRD, "objects", len(p.items), "lastKey", p.lastKey)
+	}
+	if err := <-listErr; err != nil {
+		return err
+	}
+	cp.Complete = true
+	if r.opts.Checkpoint != "" && !r.opts.DryRun {
+		return cp.Save(r.opts.Checkpoint)
+	}
+	return nil
+}
+
+// listAll sends the pages of the CRD's objects at the storage version,
+// starting after cp's position.
+func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) error {
+	client := r.opts.Client.Resource(resourceFor(r.crd, r.rw))
+	cont, skipTo := cp.Continue, cp.LastKey
+	if cp.LastKey != "" && cp.Continue == "" {
+		// The last run ended on a page boundary at the end of the list.
+		return nil
+	}
+	listed, restarts := 0, 0
+	for {
+		var list *unstructured.UnstructuredList
+		err := r.retry(ctx, "list", func() error {
+			var err error
+			list, err = client.List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+			return err
+		})
+		if err != nil && cont != "" && isExpired(err) && restarts < 3 {
+			restarts++
+			// The continue token outlived etcd's compaction: list from the
+			// start again, skipping what is done (LIST is in key order).
+			r.log.Info("migrate: continue token expired, listing from the start", "crd", r.opts.CRD, "after", skipTo)
+			cont = ""
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p, ferr := r.pageElsewhere(ctx, cont)
+			if ferr != nil {
+				return fmt.Errorf("migrate %s: list at %s: %w", r.opts.CRD, r.rw, err)
+			}
+			p.estimate = listed + len(p.items)
+			if skip(&p, skipTo) {
+				listed += len(p.items)
+				select {
+				case out <- p:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if p.cont == "" {
+				return nil
+			}
+			cont = p.cont
+			continue
+		}
+		p := page{items: list.Items, cont: list.GetContinue()}
+		listed += len(list.Items)
+		p.estimate = listed
+		if rc := list.GetRemainingItemCount(); rc != nil {
+			p.estimate += int(*rc)
+		}
+		if len(p.items) > 0 {
+			p.lastKey = objectKey(&p.items[len(p.items)-1])
+		}
+		if skip(&p, skipTo) {
+			select {
+			case out <- p:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if p.cont == "" {
+			return nil
+		}
+		cont = p.cont
+	}
+}
+
+// skip drops the items at or before key (done by an earlier run) and tells
+// whether anything is left.
+func skip(p *page, key string) bool {
+	if key != "" {
+		p.items = slices.DeleteFunc(p.items, func(u unstructured.Unstructured) bool { return objectKey(&u) <= key })
+	}
+	return len(p.items) > 0 || p.cont == ""
+}
+
+// pageElsewhere lists the page at cont at another served version. A LIST at
+// the storage version fails as a whole when one object cannot be converted
+// to it; at another version that object may need no conversion, so its name
+// can be found and the failing GET named.
+func (r *run) pageElsewhere(ctx context.Context, cont string) (page, error) {
+	var errs []error
+	for _, v := range servedVersions(r.crd) {
+		if v == r.rw {
+			continue
+		}
+		list, err := r.opts.Client.Resource(resourceFor(r.crd, v)).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p := page{items: list.Items, cont: list.GetContinue(), needGet: true}
+		if len(p.items) > 0 {
+			p.lastKey = objectKey(&p.items[len(p.items)-1])
+		}
+		return p, nil
+	}
+	return page{}, errors.Join(errs...)
+}
+
+func isExpired(err error) bool {
+	return strings.Contains(err.Error(), "continue parameter is too old") || isGoneOrExpired(err)
+}
+
+// migratePage rewrites the items of p with opts.Concurrency workers and
+// returns the first error.
+func (r *run) migratePage(ctx context.Context, p page) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	if p.estimate > r.prog.Total-r.prog.Resumed {
+		r.prog.Total = p.estimate + r.prog.Resumed
+	}
+	r.mu.Unlock()
+	work := make(chan *unstructured.Unstructured)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for range min(r.opts.Concurrency, len(p.items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for obj := range work {
+				if err := r.migrateOne(ctx, obj, p.needGet); err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		}()
+	}
+	for i := range p.items {
+		select {
+		case work <- &p.items[i]:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+type outcome int
+
+const (
+	outRewritten outcome = iota
+	outUnchanged
+	outSkipped
+)
+
+// migrateOne writes obj back as read; fresh says to GET it first.
+func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fresh bool) error {
+	ns, name := obj.GetNamespace(), obj.GetName()
+	client := objectClient(r.opts.Client, r.crd, r.rw, ns)
+	named := func(err error) error {
+		return &ObjectError{Namespace: ns, Name: name, Err: err}
+	}
+	var updateOpts metav1.UpdateOptions
+	updateOpts.FieldManager = FieldManager
+	if r.opts.DryRun {
+		updateOpts.DryRun = []string{metav1.DryRunAll}
+	}
+	conflicts, retries := 0, 0
+	for {
+		if fresh {
+			got, err := client.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				switch class, wait := classify(err); class {
+				case classNotFound:
+					r.count(outSkipped)
+					return nil
+				case classThrottled, classTransient:
+					if err := r.backoff(ctx, &retries, class, wait, err); err != nil {
+						return named(err)
+					}
+					continue
+				default:
+					return named(fmt.Errorf("get at %s: %w", r.rw, err))
+				}
+			}
+			obj, fresh = got, false
+		}
+		r.dropManagedFields(obj)
+		sentRV := obj.GetResourceVersion()
+		out, err := client.Update(ctx, obj, updateOpts)
+		if err == nil {
+			if !r.opts.DryRun && out.GetResourceVersion() == sentRV {
+				r.count(outUnchanged)
+			} else {
+				r.count(outRewritten)
+			}
+			return nil
+		}
+		switch class, wait := classify(err); class {
+		case classNotFound:
+			r.count(outSkipped)
+			return nil
+		case classConflict:
+			conflicts++
+			r.mu.Lock()
+			r.prog.Conflicts++
+			r.mu.Unlock()
+			r.metrics.retries.WithLabelValues("conflict").Inc()
+			if conflicts > r.opts.MaxConflicts {
+				return named(fmt.Errorf("still conflicting after %d fresh reads: %w", r.opts.MaxConflicts, err))
+			}
+			r.log.Debug("migrate: conflict, reading again", "namespace", ns, "name", name)
+			fresh = true
+		case classThrottled, classTransient:
+			if err := r.backoff(ctx, &retries, class, wait, err); err != nil {
+				return named(err)
+			}
+		default:
+			return named(fmt.Errorf("write at %s: %w", r.rw, err))
+		}
+	}
+}
+
+// backoff waits before retry *retries (then counts it), or returns the
+// final error once the retries are spent.
+func (r *run) backoff(ctx context.Context, retries *int, class errClass, wait time.Duration, err error) error {
+	if *retries >= r.opts.Backoff.Retries {
+		return fmt.Errorf("giving up after %d retries: %w", *retries, err)
+	}
+	if wait <= 0 {
+		wait = r.opts.Backoff.delay(*retries)
+	}
+	*retries++
+	r.mu.Lock()
+	r.prog.Retries++
+	r.mu.Unlock()
+	r.metrics.retries.WithLabelValues(class.String()).Inc()
+	r.log.Info("migrate: retrying", "reason", class.String(), "wait", wait, "err", err)
+	if err := r.opts.sleep(ctx, wait); err != nil {
+		return err
+	}
+	return nil
+}
+
+// retry runs f, retrying throttling and transient errors.
+func (r *run) retry(ctx context.Context, what string, f func() error) error {
+	retries := 0
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		class, wait := classify(err)
+		if class != classThrottled && class != classTransient {
+			return err
+		}
+		if err := r.backoff(ctx, &retries, class, wait, fmt.Errorf("%s: %w", what, err)); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *run) count(o outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.prog.Done++
+	switch o {
+	case outRewritten:
+		r.prog.Rewritten++
+		r.metrics.objects.WithLabelValues("rewritten").Inc()
+	case outUnchanged:
+		r.prog.Unchanged++
+		r.metrics.objects.WithLabelValues("unchanged").Inc()
+	case outSkipped:
+		r.prog.Skipped++
+		r.metrics.objects.WithLabelValues("skipped").Inc()
+	}
+	if r.prog.Total < r.prog.Done+r.prog.Resumed {
+		r.prog.Total = r.prog.Done + r.prog.Resumed
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.prog)
+	}
+}
+
+// dropManagedFields removes the managedFields entries of versions being
+// dropped and of versions the CRD no longer serves.
+func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
+	mf := obj.GetManagedFields()
+	if len(mf) == 0 {
+		return
+	}
+	kept := mf[:0:0]
+	for _, e := range mf {
+		if r.dropEntry(e.APIVersion) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) == len(mf) {
+		return
+	}
+	if len(kept) == 0 {
+		// An empty list would not do: for custom resources the API server
+		// drops it while coercing metadata, and then keeps the live
+		// entries. One empty entry is the other way to ask for a reset
+		// (isResetManagedFields in k8s.io/apimachinery's fieldmanager).
+		kept = []metav1.ManagedFieldsEntry{{}}
+	}
+	obj.SetManagedFields(kept)
+}
+
+func (r *run) dropEntry(apiVersion string) bool {
+	if r.drop[apiVersion] {
+		return true
+	}
+	group, version, ok := strings.Cut(apiVersion, "/")
+	return ok && group == r.crd.Spec.Group && !isServed(r.crd, version)
+}

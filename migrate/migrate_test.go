@@ -1,0 +1,552 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var widgetsGR = schema.GroupResource{Group: testGroup, Resource: "widgets"}
+
+func tooMany(seconds int) error {
+	return apierrors.NewTooManyRequests("slow down", seconds)
+}
+
+func connReset() error {
+	return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+}
+
+func allStoredIn(f *fakeAPI, version string) map[string]string {
+	want := map[string]string{}
+	for k := range f.storedIn() {
+		want[k] = version
+	}
+	return want
+}
+
+func TestMigrate(t *testing.T) {
+	type want struct {
+		rewritten, unchanged, skipped int
+		conflicts, retries            int
+		waits                         []time.Duration // exact waits asked by the server; nil: not compared
+		pruned                        bool
+		err                           string // substring of the error; "" for success
+	}
+	tests := []struct {
+		name string
+		// setup adds faults to f (which holds 25 objects in v1alpha1).
+		setup func(f *fakeAPI)
+		want  want
+	}{
+		{
+			name:  "every object rewritten and storedVersions pruned",
+			setup: func(*fakeAPI) {},
+			want:  want{rewritten: 25, pruned: true},
+		},
+		{
+			name: "conflict with a concurrent writer is retried after a fresh get",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeUpdate = func(key string, n int) error {
+					if key == "default/w-007" {
+						once.Do(func() {
+							f.put("default", "w-007", "v1alpha1", map[string]any{"spec": map[string]any{"size": int64(700)}})
+						})
+					}
+					return nil
+				}
+			},
+			want: want{rewritten: 25, conflicts: 1, pruned: true},
+		},
+		{
+			name: "429 honours Retry-After",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeUpdate = func(key string, n int) error {
+					var err error
+					if key == "default/w-003" {
+						once.Do(func() { err = tooMany(7) })
+					}
+					return err
+				}
+			},
+			want: want{rewritten: 25, retries: 1, waits: []time.Duration{7 * time.Second}, pruned: true},
+		},
+		{
+			name: "transient network error backs off",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeUpdate = func(key string, n int) error {
+					var err error
+					if key == "default/w-011" {
+						once.Do(func() { err = connReset() })
+					}
+					return err
+				}
+			},
+			want: want{rewritten: 25, retries: 1, pruned: true},
+		},
+		{
+			name: "throttled list is retried",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeList = func(version, cont string) error {
+					var err error
+					if cont != "" {
+						once.Do(func() { err = tooMany(1) })
+					}
+					return err
+				}
+			},
+			want: want{rewritten: 25, retries: 1, waits: []time.Duration{time.Second}, pruned: true},
+		},
+		{
+			name: "object deleted during the run is skipped",
+			setup: func(f *fakeAPI) {
+				f.beforeUpdate = func(key string, n int) error {
+					if key == "default/w-020" {
+						f.mu.Lock()
+						delete(f.objs, key)
+						f.mu.Unlock()
+					}
+					return nil
+				}
+			},
+			want: want{rewritten: 24, skipped: 1, pruned: true},
+		},
+		{
+			name: "any other error stops the run naming the object",
+			setup: func(f *fakeAPI) {
+				f.beforeUpdate = func(key string, n int) error {
+					if key == "default/w-015" {
+						return apierrors.NewInternalError(errors.New("conversion webhook for example.com/v1alpha1, Kind=Widget failed"))
+					}
+					return nil
+				}
+			},
+			want: want{err: "object default/w-015: write at v1: Internal error occurred: conversion webhook"},
+		},
+		{
+			name: "retries are bounded",
+			setup: func(f *fakeAPI) {
+				f.beforeUpdate = func(key string, n int) error {
+					if key == "default/w-002" {
+						return connReset()
+					}
+					return nil
+				}
+			},
+			want: want{err: "object default/w-002: giving up after 3 retries"},
+		},
+		{
+			name: "crd edited during the run: nothing pruned",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeUpdate = func(key string, n int) error {
+					once.Do(func() {
+						f.editCRD(func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"edited": "yes"} })
+					})
+					return nil
+				}
+			},
+			want: want{rewritten: 25, pruned: false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			f.add("default", 25, "v1alpha1")
+			before := f.storedIn()
+			contentBefore := map[string]any{}
+			for k, o := range f.objs {
+				contentBefore[k] = o["spec"]
+			}
+			tt.setup(f)
+			sl := &noSleep{}
+			res, err := Migrate(context.Background(), Options{
+				CRD: "widgets.example.com", Client: f.client(), PageSize: 10, Concurrency: 4, Prune: true,
+				Backoff: Backoff{Retries: 3}, sleep: sl.sleep,
+			})
+			if tt.want.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want.err) {
+					t.Fatalf("Migrate error = %v, want one containing %q", err, tt.want.err)
+				}
+				var oe *ObjectError
+				if !errors.As(err, &oe) {
+					t.Errorf("error %T is not an *ObjectError", err)
+				}
+				if got := f.crd.Status.StoredVersions; len(got) != 2 {
+					t.Errorf("storedVersions = %v after a failed run, want both kept", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Migrate: %v", err)
+			}
+			got := want{rewritten: res.Rewritten, unchanged: res.Unchanged, skipped: res.Skipped,
+				conflicts: res.Conflicts, retries: res.Retries, pruned: res.Pruned}
+			wantCmp := tt.want
+			if wantCmp.waits != nil {
+				got.waits = sl.waits
+			}
+			if diff := cmp.Diff(wantCmp, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(allStoredIn(f, "v1"), f.storedIn()); diff != "" {
+				t.Errorf("stored versions (-want +got):\n%s", diff)
+			}
+			if res.Pruned {
+				if diff := cmp.Diff([]string{"v1"}, f.crd.Status.StoredVersions); diff != "" {
+					t.Errorf("storedVersions (-want +got):\n%s", diff)
+				}
+			} else {
+				if !strings.Contains(res.PruneMessage, "changed since the migration began") {
+					t.Errorf("PruneMessage = %q, want it to say the crd changed", res.PruneMessage)
+				}
+				if len(f.crd.Status.StoredVersions) != 2 {
+					t.Errorf("storedVersions = %v, want both kept", f.crd.Status.StoredVersions)
+				}
+			}
+			// Nothing lost: every object's spec is what it was or what the
+			// concurrent writer wrote.
+			for k := range before {
+				o, ok := f.objs[k]
+				if !ok {
+					continue
+				}
+				want := contentBefore[k]
+				if k == "default/w-007" && tt.want.conflicts > 0 {
+					want = map[string]any{"size": int64(700)}
+				}
+				if diff := cmp.Diff(want, o["spec"]); diff != "" {
+					t.Errorf("%s spec (-want +got):\n%s", k, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestMigrateTwiceChangesNothing(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("ns", 12, "v1alpha1")
+	opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 5}
+	if _, err := Migrate(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 0 || res.Unchanged != 12 {
+		t.Errorf("second run: %d rewritten, %d unchanged; want 0 and 12", res.Rewritten, res.Unchanged)
+	}
+	for k, n := range f.writes {
+		if n != 1 {
+			t.Errorf("%s written %d times, want 1", k, n)
+		}
+	}
+}
+
+func TestMigrateDryRun(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("ns", 7, "v1alpha1")
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), DryRun: true, Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 7 || res.Pruned {
+		t.Errorf("dry run: %d rewritten, pruned %v; want 7 and false", res.Rewritten, res.Pruned)
+	}
+	if diff := cmp.Diff(allStoredIn(f, "v1alpha1"), f.storedIn()); diff != "" {
+		t.Errorf("dry run stored something (-want +got):\n%s", diff)
+	}
+}
+
+func TestMigrateResumesFromCheckpoint(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 30, "v1alpha1")
+	cpPath := filepath.Join(t.TempDir(), "checkpoint.json")
+	fail := true
+	f.beforeUpdate = func(key string, n int) error {
+		if fail && key == "default/w-024" {
+			return apierrors.NewBadRequest("boom")
+		}
+		return nil
+	}
+	opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 10, Concurrency: 1, Checkpoint: cpPath, Prune: true}
+	if _, err := Migrate(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "default/w-024") {
+		t.Fatalf("first run error = %v, want one naming default/w-024", err)
+	}
+	cp, err := LoadCheckpoint(cpPath)
+	if err != nil || cp == nil {
+		t.Fatalf("checkpoint after the failed run: %v, %v", cp, err)
+	}
+	if cp.LastKey != "default/w-019" || cp.Done != 20 || cp.Complete {
+		t.Errorf("checkpoint = %+v, want lastKey default/w-019, done 20, not complete", cp)
+	}
+	fail = false
+	res, err := Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 20 || res.Done != 10 || !res.Pruned {
+		t.Errorf("resumed run: resumed %d, done %d, pruned %v; want 20, 10, true", res.Resumed, res.Done, res.Pruned)
+	}
+	for i := range 20 {
+		if k := fmt.Sprintf("default/w-%03d", i); f.writes[k] != 1 {
+			t.Errorf("%s written %d times, want once", k, f.writes[k])
+		}
+	}
+	if diff := cmp.Diff(allStoredIn(f, "v1"), f.storedIn()); diff != "" {
+		t.Errorf("stored versions (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(cpPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("checkpoint left after a complete run: %v", err)
+	}
+}
+
+func TestMigrateCheckpointExpiredContinue(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 15, "v1alpha1")
+	cpPath := filepath.Join(t.TempDir(), "cp.json")
+	cp := &Checkpoint{CRD: "widgets.example.com", UID: "crd-uid", StorageVersion: "v1", CRDResourceVersion: "1",
+		Continue: "default/w-010", LastKey: "default/w-009", Done: 10}
+	if err := cp.Save(cpPath); err != nil {
+		t.Fatal(err)
+	}
+	expired := false
+	f.beforeList = func(version, cont string) error {
+		if cont == "default/w-010" && !expired {
+			expired = true
+			return apierrors.NewResourceExpired("The provided continue parameter is too old")
+		}
+		return nil
+	}
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 10, Checkpoint: cpPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done != 5 || res.Resumed != 10 {
+		t.Errorf("done %d resumed %d, want 5 and 10", res.Done, res.Resumed)
+	}
+	for i := range 10 {
+		if k := fmt.Sprintf("default/w-%03d", i); f.writes[k] != 0 {
+			t.Errorf("%s written again after resuming", k)
+		}
+	}
+}
+
+func TestMigrateStaleCheckpointStartsOver(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 6, "v1alpha1")
+	cpPath := filepath.Join(t.TempDir(), "cp.json")
+	// Written when the CRD had another resourceVersion (another storage
+	// version, maybe): its progress means nothing now.
+	cp := &Checkpoint{CRD: "widgets.example.com", UID: "crd-uid", StorageVersion: "v1", CRDResourceVersion: "0", LastKey: "default/w-004", Continue: "default/w-005", Done: 5}
+	if err := cp.Save(cpPath); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: cpPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done != 6 || res.Resumed != 0 {
+		t.Errorf("done %d resumed %d, want 6 and 0", res.Done, res.Resumed)
+	}
+}
+
+func TestMigrateNamesObjectWhenListFails(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 8, "v1alpha1")
+	webhookFails := apierrors.NewInternalError(errors.New("conversion webhook for example.com/v1alpha1, Kind=Widget failed: bad object"))
+	// The list at v1 fails as a whole (the webhook fails on one object);
+	// at v1alpha1 it needs no conversion and succeeds.
+	f.beforeList = func(version, cont string) error {
+		if version == "v1" {
+			return webhookFails
+		}
+		return nil
+	}
+	f.beforeGet = func(key string) error {
+		if key == "default/w-005" {
+			return webhookFails
+		}
+		return nil
+	}
+	_, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Concurrency: 1, Prune: true})
+	var oe *ObjectError
+	if !errors.As(err, &oe) || oe.Name != "w-005" || oe.Namespace != "default" {
+		t.Fatalf("error = %v, want an *ObjectError naming default/w-005", err)
+	}
+	if len(f.crd.Status.StoredVersions) != 2 {
+		t.Errorf("storedVersions = %v, want both kept", f.crd.Status.StoredVersions)
+	}
+}
+
+func TestMigrateDropsManagedFieldsOfUnservedVersions(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1")
+	f.add("default", 2, "v1")
+	entry := func(manager, apiVersion string) map[string]any {
+		return map[string]any{"manager": manager, "operation": "Apply", "apiVersion": apiVersion, "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{}}}
+	}
+	f.objs["default/w-000"]["metadata"].(map[string]any)["managedFields"] = []any{entry("old", "example.com/v1alpha1"), entry("new", "example.com/v1")}
+	f.objs["default/w-001"]["metadata"].(map[string]any)["managedFields"] = []any{entry("new", "example.com/v1")}
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 1 || res.Unchanged != 1 {
+		t.Errorf("%d rewritten, %d unchanged; want 1 and 1", res.Rewritten, res.Unchanged)
+	}
+	for _, k := range []string{"default/w-000", "default/w-001"} {
+		mf := f.objs[k]["metadata"].(map[string]any)["managedFields"].([]any)
+		if len(mf) != 1 || mf[0].(map[string]any)["manager"] != "new" {
+			t.Errorf("%s managedFields = %v, want only the v1 entry", k, mf)
+		}
+	}
+	// When every entry goes, the request asks for a reset with one empty
+	// entry (an empty list is dropped by the API server).
+	f.objs["default/w-001"]["metadata"].(map[string]any)["managedFields"] = []any{entry("old", "example.com/v1alpha1")}
+	if _, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client()}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{map[string]any{}}, f.objs["default/w-001"]["metadata"].(map[string]any)["managedFields"]); diff != "" {
+		t.Errorf("managedFields sent (-want +got):\n%s", diff)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want errClass
+		wait time.Duration
+	}{
+		{"conflict", apierrors.NewConflict(widgetsGR, "a", errors.New("x")), classConflict, 0},
+		{"not found", apierrors.NewNotFound(widgetsGR, "a"), classNotFound, 0},
+		{"429 with Retry-After", tooMany(3), classThrottled, 3 * time.Second},
+		{"429 without Retry-After", tooMany(0), classThrottled, 0},
+		{"server timeout", apierrors.NewServerTimeout(widgetsGR, "update", 2), classThrottled, 2 * time.Second},
+		{"service unavailable", apierrors.NewServiceUnavailable("down"), classThrottled, 0},
+		{"connection reset", connReset(), classTransient, 0},
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, classTransient, 0},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: testGroup, Kind: "Widget"}, "a", nil), classFatal, 0},
+		{"internal error", apierrors.NewInternalError(errors.New("webhook")), classFatal, 0},
+		{"forbidden", apierrors.NewForbidden(widgetsGR, "a", errors.New("no")), classFatal, 0},
+		{"canceled", context.Canceled, classFatal, 0},
+		{"plain error", errors.New("something"), classFatal, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, wait := classify(fmt.Errorf("wrapped: %w", tt.err))
+			if got != tt.want || wait != tt.wait {
+				t.Errorf("classify = %v, %v; want %v, %v", got, wait, tt.want, tt.wait)
+			}
+		})
+	}
+}
+
+func TestBackoffDelay(t *testing.T) {
+	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second}.withDefaults()
+	for attempt, base := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
+		base *= time.Millisecond
+		d := b.delay(attempt)
+		if d < base*8/10 || d > base*12/10 {
+			t.Errorf("delay(%d) = %v, want %v ±20%%", attempt, d, base)
+		}
+	}
+}
+
+func TestPruneConflictSaysWhy(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*apiextensionsv1.CustomResourceDefinition)
+		want string
+	}{
+		{"storage version switched", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Storage, c.Spec.Versions[1].Storage = true, false
+			c.Generation++
+		}, "storage version v1 then, v1alpha1 now"},
+		{"spec edited", func(c *apiextensionsv1.CustomResourceDefinition) { c.Generation++ }, "spec generation 1 then, 2 now"},
+		{"metadata edited", func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"a": "b"} }, "metadata or status only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			c := f.client()
+			seen, err := GetCRD(context.Background(), c, "widgets.example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.editCRD(tt.edit)
+			pr, err := Prune(context.Background(), c, seen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pr.Pruned || !strings.Contains(pr.Message, tt.want) {
+				t.Errorf("Prune = %+v, want not pruned with a message containing %q", pr, tt.want)
+			}
+			if len(f.crd.Status.StoredVersions) != 2 {
+				t.Errorf("storedVersions = %v", f.crd.Status.StoredVersions)
+			}
+		})
+	}
+}
+
+func TestMigrateUsage(t *testing.T) {
+	f := newFakeAPI("v1", nil, "v1")
+	f.crd.Spec.Versions[0].Storage = true // two storage versions
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"no client", Options{CRD: "x"}, "no client"},
+		{"no crd", Options{Client: f.client()}, "no crd"},
+		{"unknown crd", Options{CRD: "gadgets.example.com", Client: f.client()}, "get crd gadgets.example.com"},
+		{"two storage versions", Options{CRD: "widgets.example.com", Client: f.client()}, "2 storage versions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Migrate(context.Background(), tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMigrateMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 4, "v1alpha1")
+	for range 2 { // the second run counts on the same collectors
+		if _, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Registerer: reg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP hubspoke_migrate_objects_total Objects handled by storage migration, by result.
+# TYPE hubspoke_migrate_objects_total counter
+hubspoke_migrate_objects_total{result="rewritten"} 4
+hubspoke_migrate_objects_total{result="unchanged"} 4
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "hubspoke_migrate_objects_total"); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,165 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// fakeProber converts like renameConverter, or fails when told.
+type fakeProber struct{ fail error }
+
+func (p *fakeProber) Probe(_ context.Context, _ *apiextensionsv1.CustomResourceDefinition, obj []byte, to string) ([]byte, error) {
+	if p.fail != nil {
+		return nil, p.fail
+	}
+	return renameConverter{}.Convert(nil, obj, to)
+}
+
+func stepNames(p *Plan) []string {
+	var out []string
+	for _, s := range p.Steps {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func TestPlanUpgrade(t *testing.T) {
+	f := newFakeAPI("v1alpha1", []string{"v1alpha1"}, "v1alpha1", "v1")
+	f.crd.Spec.Versions[1].Served = false
+	f.add("default", 12, "v1alpha1")
+	target := f.crd.DeepCopy()
+	target.Spec.Versions = target.Spec.Versions[1:]
+	target.Spec.Versions[0].Served, target.Spec.Versions[0].Storage = true, true
+
+	prober := &fakeProber{}
+	opts := PlanOptions{Client: f.client(), Prober: prober, Settle: time.Millisecond}
+	plan, err := PlanUpgrade(context.Background(), target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"webhook answers every pair of served versions",
+		"serve the target's versions [v1], storage stays v1alpha1",
+		"switch the storage version to v1",
+		"migrate every object to v1",
+		"prune storedVersions to [v1]",
+		"stop serving [v1alpha1]",
+		"remove [v1alpha1]",
+	}
+	if diff := cmp.Diff(want, stepNames(plan)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	// Without a check, step 2 is blocked and says how to run it.
+	if b := plan.Blocked(); b == nil || b != plan.Steps[1] {
+		t.Fatalf("Blocked() = %v, want step 2", b)
+	}
+	var out bytes.Buffer
+	err = plan.Execute(context.Background(), &out)
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != 2 || !strings.Contains(err.Error(), "--rules") {
+		t.Fatalf("Execute without a check: %v, want a StepError at step 2 mentioning --rules", err)
+	}
+
+	// A failing webhook stops at step 1, changing nothing.
+	opts.Check = func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil }
+	plan, err = PlanUpgrade(context.Background(), target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prober.fail = errors.New("connection refused")
+	if err := plan.Execute(context.Background(), &out); !errors.As(err, &se) || se.Step != 1 || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Execute with a failing webhook: %v", err)
+	}
+	if f.crd.Generation != 1 {
+		t.Errorf("the crd changed although the first gate failed")
+	}
+
+	prober.fail = nil
+	out.Reset()
+	if err := plan.Execute(context.Background(), &out); err != nil {
+		t.Fatalf("Execute: %v\n%s", err, out.String())
+	}
+	if diff := cmp.Diff(target.Spec.Versions, f.crd.Spec.Versions); diff != "" {
+		t.Errorf("versions after the upgrade (-want +got):\n%s", diff)
+	}
+	if !slices.Equal(f.crd.Status.StoredVersions, []string{"v1"}) {
+		t.Errorf("storedVersions = %v, want [v1]", f.crd.Status.StoredVersions)
+	}
+	if diff := cmp.Diff(allStoredIn(f, "v1"), f.storedIn()); diff != "" {
+		t.Errorf("stored versions (-want +got):\n%s", diff)
+	}
+
+	// Executing again finds every step done.
+	out.Reset()
+	if err := plan.Execute(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "already done"); n != 6 {
+		t.Errorf("second execution:\n%s\nwant 6 steps already done", out.String())
+	}
+}
+
+func TestPlanRollback(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1"}, "v1")
+	f.add("default", 5, "v1")
+	var b bytes.Buffer
+	if _, err := WriteBackup(context.Background(), &b, BackupOptions{CRD: "widgets.example.com", Client: f.client()}); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := ReadBackup(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", PlanOptions{Client: f.client(), Prober: &fakeProber{}, Backup: backup, Settle: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"webhook answers every pair of served versions",
+		"serve v1alpha1 again",
+		"switch the storage version to v1alpha1",
+		"migrate every object to v1alpha1",
+		"prune storedVersions to [v1alpha1]",
+		"restore 5 objects from the backup of " + backup.Header.Created.Format("2006-01-02 15:04:05Z"),
+	}
+	if diff := cmp.Diff(want, stepNames(plan)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "note: if the webhook is down") {
+		t.Errorf("plan text has no note about a webhook that is down:\n%s", text.String())
+	}
+	if err := plan.Execute(context.Background(), &text); err != nil {
+		t.Fatalf("Execute: %v\n%s", err, text.String())
+	}
+	if s, _ := storageVersion(f.crd); s != "v1alpha1" || !slices.Equal(f.crd.Status.StoredVersions, []string{"v1alpha1"}) {
+		t.Errorf("storage %s storedVersions %v, want v1alpha1 alone", s, f.crd.Status.StoredVersions)
+	}
+	if diff := cmp.Diff(allStoredIn(f, "v1alpha1"), f.storedIn()); diff != "" {
+		t.Errorf("stored versions (-want +got):\n%s", diff)
+	}
+}
+
+func TestPlanRollbackNeedsADefinition(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1"}, "v1")
+	f.crd.Spec.Versions = f.crd.Spec.Versions[1:] // v1alpha1 removed
+	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", PlanOptions{Client: f.client(), Prober: &fakeProber{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := plan.Blocked()
+	if b == nil || b.Name != "serve v1alpha1 again" || !strings.Contains(b.Gates[0].Detail, "no longer defines v1alpha1") {
+		t.Errorf("Blocked() = %+v, want the serve step blocked for want of a definition", b)
+	}
+}

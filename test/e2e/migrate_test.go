@@ -1,0 +1,762 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/migrate"
+	"github.com/hubspoke/hubspoke/review"
+	"github.com/hubspoke/hubspoke/sandbox"
+)
+
+// The tests in this file drive package migrate against the sandbox. Each
+// uses its own copy of examples/widget in a group under
+// migrate.example.com, converted by the real hubspoke handler served as
+// hubspoke-system/migrate-webhook, through a converter that can be told to
+// fail (migFaults).
+
+const (
+	migService   = "migrate-webhook"
+	migNamespace = "migrate"
+)
+
+var (
+	migOnce   sync.Once
+	migErr    error
+	migHook   *sandbox.Webhook
+	migFaults faultSet
+)
+
+// faultSet makes the webhook fail conversions: by object name, or every
+// conversion to one apiVersion.
+type faultSet struct {
+	mu     sync.Mutex
+	names  map[string]bool
+	target string
+}
+
+func (f *faultSet) set(names []string, target string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names = map[string]bool{}
+	for _, n := range names {
+		f.names[n] = true
+	}
+	f.target = target
+}
+
+func (f *faultSet) fails(name, to string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.names[name] || (f.target != "" && f.target == to)
+}
+
+// faultyConverter is a *convert.Converter that fails where migFaults says.
+type faultyConverter struct{ *convert.Converter }
+
+func (c faultyConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
+	var head struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	if err := json.Unmarshal(obj, &head); err == nil && migFaults.fails(head.Metadata.Name, to) {
+		return nil, fmt.Errorf("injected failure converting %s to %s", head.Metadata.Name, to)
+	}
+	return c.Converter.Convert(dst, obj, to)
+}
+
+var migGroups = []string{"writers", "resume", "poison", "edited", "backup", "plan", "tenk"}
+
+func migGroup(name string) string { return name + ".migrate.example.com" }
+
+// migWebhook serves the converters of every group of this file, once.
+func migWebhook(t testing.TB) {
+	t.Helper()
+	migOnce.Do(func() {
+		data, err := os.ReadFile("../../examples/widget/conversion.yaml")
+		if err != nil {
+			migErr = err
+			return
+		}
+		var convs []review.Converter
+		for _, g := range migGroups {
+			c, err := rules.Load(g+".yaml", []byte(strings.Replace(string(data), "group: example.com", "group: "+migGroup(g), 1)))
+			if err != nil {
+				migErr = err
+				return
+			}
+			convs = append(convs, faultyConverter{c})
+		}
+		h, err := review.NewHandler(review.Options{Converters: convs})
+		if err != nil {
+			migErr = err
+			return
+		}
+		migHook, migErr = sb.ServeWebhook("hubspoke-system", migService, h)
+	})
+	if migErr != nil {
+		t.Fatal(migErr)
+	}
+}
+
+// migCRD is examples/widget/crd.yaml in group NAME.migrate.example.com,
+// converted by migWebhook, with storage at storage.
+func migCRD(t testing.TB, name, storage string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Spec.Group = migGroup(name)
+	crd.Name = crd.Spec.Names.Plural + "." + crd.Spec.Group
+	crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = migService
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == storage
+	}
+	return crd
+}
+
+type migEnv struct {
+	t    testing.TB
+	crd  *apiextensionsv1.CustomResourceDefinition
+	name string
+	gr   func(version string) schema.GroupVersionResource
+}
+
+// migSetup installs the CRD with storage v1alpha1, creates n widgets in
+// v1alpha1 (so stored in it), switches storage to v1 and waits until the
+// API server writes at v1. storedVersions is then [v1alpha1 v1].
+func migSetup(t testing.TB, name string, n int) *migEnv {
+	t.Helper()
+	return migSetupAt(t, name, n, "v1alpha1")
+}
+
+// migSetupAt is migSetup with the objects created through createVersion
+// (still stored in v1alpha1, the storage version then).
+func migSetupAt(t testing.TB, name string, n int, createVersion string) *migEnv {
+	t.Helper()
+	migWebhook(t)
+	migFaults.set(nil, "")
+	ctx := context.Background()
+	crd := migCRD(t, name, "v1alpha1")
+	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	e := &migEnv{t: t, crd: crd, name: crd.Name, gr: func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: "widgets"}
+	}}
+	t.Cleanup(func() {
+		migFaults.set(nil, "")
+		if err := sb.DeleteCRD(context.Background(), crd.Name); err != nil {
+			t.Error(err)
+		}
+	})
+	start := time.Now()
+	e.create(n, createVersion)
+	t.Logf("%d objects created in %v", n, time.Since(start).Round(time.Millisecond))
+	crd = migCRD(t, name, "v1")
+	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	e.crd = crd
+	start = time.Now()
+	e.waitStorage("v1")
+	t.Logf("storage switched to v1 in %v", time.Since(start).Round(time.Millisecond))
+	return e
+}
+
+func (e *migEnv) client(version string) interface {
+	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
+	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Update(context.Context, *unstructured.Unstructured, metav1.UpdateOptions, ...string) (*unstructured.Unstructured, error)
+	Delete(context.Context, string, metav1.DeleteOptions, ...string) error
+	List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
+} {
+	return dyn.Resource(e.gr(version)).Namespace(migNamespace)
+}
+
+// create makes widgets w-00000.. at version, concurrently.
+func (e *migEnv) create(n int, version string) {
+	e.t.Helper()
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		errs = make(chan error, 16)
+	)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				spec := map[string]any{"size": int64(i)}
+				if version == "v1alpha1" {
+					spec = map[string]any{"replicas": int64(i)}
+				}
+				obj := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": e.crd.Spec.Group + "/" + version, "kind": "Widget",
+					"metadata": map[string]any{"name": fmt.Sprintf("w-%05d", i), "namespace": migNamespace, "labels": map[string]any{"i": fmt.Sprint(i)}},
+					"spec":     spec,
+				}}
+				if _, err := e.client(version).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitStorage waits until a new object is stored at version: with every
+// conversion to the other version failing, reading a fresh object back at
+// version works only when it was stored in it.
+func (e *migEnv) waitStorage(version string) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("storage-probe-%d", i)
+		migFaults.set([]string{name}, "")
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": e.crd.Spec.Group + "/" + version, "kind": "Widget",
+			"metadata": map[string]any{"name": name, "namespace": migNamespace}}}
+		_, err := e.client(version).Create(ctx, obj, metav1.CreateOptions{})
+		if err == nil {
+			_, err = e.client(version).Get(ctx, name, metav1.GetOptions{})
+		}
+		migFaults.set(nil, "")
+		if derr := e.client(version).Delete(ctx, name, metav1.DeleteOptions{}); derr != nil && !apierrors.IsNotFound(derr) {
+			e.t.Fatal(derr)
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("objects still not stored at %s: %v", version, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// contents returns every object's content read at version, by name.
+func (e *migEnv) contents(version string) map[string]map[string]any {
+	e.t.Helper()
+	out := map[string]map[string]any{}
+	cont := ""
+	for {
+		list, err := e.client(version).List(context.Background(), metav1.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for i := range list.Items {
+			out[list.Items[i].GetName()] = migrate.Content(&list.Items[i])
+		}
+		if cont = list.GetContinue(); cont == "" {
+			return out
+		}
+	}
+}
+
+// assertAllStoredAt fails unless every object is stored at version: with
+// every conversion to version failing, a GET at version of an object stored
+// in another version fails.
+func (e *migEnv) assertAllStoredAt(version string) {
+	e.t.Helper()
+	migFaults.set(nil, e.crd.Spec.Group+"/"+version)
+	defer migFaults.set(nil, "")
+	list, err := e.client(other(version)).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var notMigrated []string
+	for _, it := range list.Items {
+		if _, err := e.client(version).Get(context.Background(), it.GetName(), metav1.GetOptions{}); err != nil {
+			notMigrated = append(notMigrated, it.GetName())
+		}
+	}
+	if len(notMigrated) > 0 {
+		e.t.Errorf("%d objects not stored at %s, e.g. %v", len(notMigrated), version, notMigrated[:min(5, len(notMigrated))])
+	}
+}
+
+func other(version string) string {
+	if version == "v1" {
+		return "v1alpha1"
+	}
+	return "v1"
+}
+
+func (e *migEnv) storedVersions() []string {
+	e.t.Helper()
+	crd, err := migrate.GetCRD(context.Background(), dyn, e.name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return crd.Status.StoredVersions
+}
+
+func (e *migEnv) options() migrate.Options {
+	return migrate.Options{CRD: e.name, Client: dyn, Prune: true}
+}
+
+func assertSameContents(t testing.TB, want, got map[string]map[string]any) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("contents changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestMigrateWithConcurrentWriters(t *testing.T) {
+	e := migSetup(t, "writers", 400)
+	before := e.contents("v1")
+
+	// Writers bump spec.size of random objects while the migration runs,
+	// each through a GET and an UPDATE retried on conflict, and record
+	// what they wrote.
+	ctx, stop := context.WithCancel(context.Background())
+	var (
+		mu      sync.Mutex
+		written = map[string]int64{}
+		wg      sync.WaitGroup
+		writes  atomic.Int64
+	)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for ctx.Err() == nil {
+				name := fmt.Sprintf("w-%05d", rng.IntN(400))
+				version := []string{"v1", "v1alpha1"}[rng.IntN(2)]
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					obj, err := e.client(version).Get(context.Background(), name, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					field := "size"
+					if version == "v1alpha1" {
+						field = "replicas"
+					}
+					v, _, _ := unstructured.NestedInt64(obj.Object, "spec", field)
+					if err := unstructured.SetNestedField(obj.Object, v+1000, "spec", field); err != nil {
+						return err
+					}
+					if _, err := e.client(version).Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+						return err
+					}
+					mu.Lock()
+					written[name] = v + 1000
+					mu.Unlock()
+					return nil
+				})
+				if err != nil {
+					t.Errorf("writer: %s: %v", name, err)
+					return
+				}
+				writes.Add(1)
+			}
+		}()
+	}
+	res, err := migrate.Migrate(context.Background(), migrate.Options{CRD: e.name, Client: dyn, Prune: true, PageSize: 50, Concurrency: 8})
+	stop()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d objects in %v, %d rewritten, %d conflicts retried, %d concurrent writes", res.Done, res.Elapsed.Round(time.Millisecond), res.Rewritten, res.Conflicts, writes.Load())
+	if !res.Pruned || !slices.Equal(e.storedVersions(), []string{"v1"}) {
+		t.Errorf("pruned %v, storedVersions %v; want [v1]: %s", res.Pruned, e.storedVersions(), res.PruneMessage)
+	}
+	e.assertAllStoredAt("v1")
+	for name, size := range written {
+		if err := unstructured.SetNestedField(before[name], size, "spec", "size"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertSameContents(t, before, e.contents("v1"))
+}
+
+func TestMigrateKilledAndResumed(t *testing.T) {
+	e := migSetup(t, "resume", 600)
+	before := e.contents("v1")
+	cp := filepath.Join(t.TempDir(), "checkpoint.json")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := e.options()
+	opts.PageSize, opts.Checkpoint = 50, cp
+	opts.Progress = func(p migrate.Progress) {
+		if p.Done >= 220 {
+			cancel()
+		}
+	}
+	_, err := migrate.Migrate(ctx, opts)
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: error %v, want context.Canceled", err)
+	}
+	saved, err := migrate.LoadCheckpoint(cp)
+	if err != nil || saved == nil {
+		t.Fatalf("checkpoint: %v %v", saved, err)
+	}
+	if saved.Done < 200 || saved.Done%50 != 0 || saved.Complete {
+		t.Errorf("checkpoint done %d complete %v, want a whole number of pages >= 200, not complete", saved.Done, saved.Complete)
+	}
+	if got := e.storedVersions(); len(got) != 2 {
+		t.Errorf("storedVersions after the interrupted run = %v, want both", got)
+	}
+
+	opts.Progress = nil
+	res, err := migrate.Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != saved.Done || res.Done+res.Resumed != 600 {
+		t.Errorf("resumed run: resumed %d done %d, want %d and %d", res.Resumed, res.Done, saved.Done, 600-saved.Done)
+	}
+	if !res.Pruned {
+		t.Errorf("not pruned: %s", res.PruneMessage)
+	}
+	e.assertAllStoredAt("v1")
+	assertSameContents(t, before, e.contents("v1"))
+}
+
+func TestMigrateWebhookFailsForOneObject(t *testing.T) {
+	e := migSetup(t, "poison", 120)
+	before := e.contents("v1alpha1")
+	migFaults.set([]string{"w-00077"}, "")
+	_, err := migrate.Migrate(context.Background(), e.options())
+	var oe *migrate.ObjectError
+	if !errors.As(err, &oe) || oe.Name != "w-00077" || oe.Namespace != migNamespace {
+		t.Fatalf("error = %v, want an *ObjectError naming %s/w-00077", err, migNamespace)
+	}
+	t.Logf("error: %v", err)
+	if got := e.storedVersions(); !slices.Equal(got, []string{"v1alpha1", "v1"}) {
+		t.Errorf("storedVersions = %v, want [v1alpha1 v1] kept", got)
+	}
+	migFaults.set(nil, "")
+	assertSameContents(t, before, e.contents("v1alpha1"))
+
+	res, err := migrate.Migrate(context.Background(), e.options())
+	if err != nil || !res.Pruned {
+		t.Fatalf("second run: %v, pruned %v", err, res != nil && res.Pruned)
+	}
+	e.assertAllStoredAt("v1")
+	assertSameContents(t, before, e.contents("v1alpha1"))
+}
+
+func TestMigrateCRDEditedDuringRun(t *testing.T) {
+	e := migSetup(t, "edited", 300)
+	before := e.contents("v1")
+	var once sync.Once
+	opts := e.options()
+	opts.PageSize = 50
+	opts.Progress = func(p migrate.Progress) {
+		if p.Done < 100 {
+			return
+		}
+		once.Do(func() {
+			// Another client edits the CRD (a label) mid-run.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				crd, err := dyn.Resource(migrate.CRDResource).Get(context.Background(), e.name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				crd.SetLabels(map[string]string{"edited": "during-migration"})
+				_, err = dyn.Resource(migrate.CRDResource).Update(context.Background(), crd, metav1.UpdateOptions{})
+				return err
+			})
+			if err != nil {
+				t.Errorf("edit crd: %v", err)
+			}
+		})
+	}
+	res, err := migrate.Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pruned || !strings.Contains(res.PruneMessage, "changed since the migration began") {
+		t.Errorf("pruned %v (%q), want not pruned because the crd changed", res.Pruned, res.PruneMessage)
+	}
+	if got := e.storedVersions(); len(got) != 2 {
+		t.Errorf("storedVersions = %v, want both kept", got)
+	}
+	assertSameContents(t, before, e.contents("v1"))
+
+	res, err = migrate.Migrate(context.Background(), e.options())
+	if err != nil || !res.Pruned {
+		t.Fatalf("second run: %v, %+v", err, res)
+	}
+	if res.Unchanged != 300 {
+		t.Errorf("second run rewrote %d objects, want 0 (all already at v1)", res.Rewritten)
+	}
+}
+
+func TestBackupRestoreOnSandbox(t *testing.T) {
+	e := migSetup(t, "backup", 60)
+	ctx := context.Background()
+	atV1 := e.contents("v1")
+
+	var buf bytes.Buffer
+	bres, err := migrate.WriteBackup(ctx, &buf, migrate.BackupOptions{CRD: e.name, Client: dyn, Version: "v1alpha1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bres.Count != 60 {
+		t.Errorf("backup count %d, want 60", bres.Count)
+	}
+	b, err := migrate.ReadBackup(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// v1alpha1 is no longer served, and everything is gone.
+	crd := migCRD(t, "backup", "v1")
+	crd.Spec.Versions[0].Served = false
+	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	for name := range atV1 {
+		if err := e.client("v1").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn}); err == nil || !strings.Contains(err.Error(), "not served") {
+		t.Fatalf("restore without a converter: %v, want an error saying v1alpha1 is not served", err)
+	}
+	conv, err := rules.Load("backup.yaml", []byte(strings.Replace(mustRead(t, "../../examples/widget/conversion.yaml"), "group: example.com", "group: "+crd.Spec.Group, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn, Converter: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(migrate.RestoreResult{Created: 60, Converted: 60}, *res); diff != "" {
+		t.Errorf("first restore (-want +got):\n%s", diff)
+	}
+	assertSameContents(t, atV1, e.contents("v1"))
+
+	res, err = migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn, Converter: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(migrate.RestoreResult{Unchanged: 60, Converted: 60}, *res); diff != "" {
+		t.Errorf("second restore (-want +got):\n%s", diff)
+	}
+	assertSameContents(t, atV1, e.contents("v1"))
+}
+
+func mustRead(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestPlanUpgradeExecute(t *testing.T) {
+	migWebhook(t)
+	ctx := context.Background()
+	// Live: only v1alpha1, stored in it.
+	live := migCRD(t, "plan", "v1alpha1")
+	live.Spec.Versions = live.Spec.Versions[:1]
+	if _, err := sb.InstallCRD(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.DeleteCRD(context.Background(), live.Name); err != nil {
+			t.Error(err)
+		}
+	})
+	e := &migEnv{t: t, crd: live, name: live.Name, gr: func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: live.Spec.Group, Version: v, Resource: "widgets"}
+	}}
+	e.create(80, "v1alpha1")
+	before := e.contents("v1alpha1")
+
+	// Target: v1 only, stored in v1.
+	target := migCRD(t, "plan", "v1")
+	target.Spec.Versions = target.Spec.Versions[1:]
+	opts := migrate.PlanOptions{
+		Client: dyn,
+		Prober: &migrate.WebhookProber{URL: "https://" + migHook.Addr() + "/convert"},
+		Check:  func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil },
+		Settle: 500 * time.Millisecond,
+	}
+	plan, err := migrate.PlanUpgrade(ctx, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan:\n%s", text.String())
+	var names []string
+	for _, s := range plan.Steps {
+		names = append(names, s.Name)
+	}
+	wantNames := []string{
+		"webhook answers every pair of served versions",
+		"serve the target's versions [v1], storage stays v1alpha1",
+		"switch the storage version to v1",
+		"migrate every object to v1",
+		"prune storedVersions to [v1]",
+		"stop serving [v1alpha1]",
+		"remove [v1alpha1]",
+	}
+	if diff := cmp.Diff(wantNames, names); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if b := plan.Blocked(); b != nil {
+		t.Fatalf("plan blocked at %q: %+v", b.Name, b.Gates)
+	}
+
+	// With the webhook failing v1alpha1 -> v1, execution stops at the
+	// first gate and changes nothing.
+	migFaults.set(nil, live.Spec.Group+"/v1")
+	var out bytes.Buffer
+	err = plan.Execute(ctx, &out)
+	migFaults.set(nil, "")
+	var se *migrate.StepError
+	if !errors.As(err, &se) || se.Step != 1 {
+		t.Fatalf("execute with a failing webhook: %v, want a *StepError at step 1", err)
+	}
+	t.Logf("stopped: %v", err)
+
+	out.Reset()
+	if err := plan.Execute(ctx, &out); err != nil {
+		t.Fatalf("execute: %v\n%s", err, out.String())
+	}
+	t.Logf("executed:\n%s", out.String())
+	now, err := migrate.GetCRD(ctx, dyn, live.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(now.Spec.Versions) != 1 || now.Spec.Versions[0].Name != "v1" || !slices.Equal(now.Status.StoredVersions, []string{"v1"}) {
+		t.Errorf("after the upgrade: versions %v storedVersions %v, want only v1", now.Spec.Versions, now.Status.StoredVersions)
+	}
+	after := e.contents("v1")
+	for name, obj := range before {
+		replicas, _, _ := unstructured.NestedInt64(obj, "spec", "replicas")
+		size, _, _ := unstructured.NestedInt64(after[name], "spec", "size")
+		if size != replicas {
+			t.Errorf("%s: spec.size %d after the upgrade, want %d (spec.replicas before)", name, size, replicas)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d objects after the upgrade, want %d", len(after), len(before))
+	}
+	// No managedFields entry of the removed version is left: server-side
+	// apply works.
+	list, err := e.client("v1").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range list.Items {
+		for _, mf := range it.GetManagedFields() {
+			if strings.HasSuffix(mf.APIVersion, "/v1alpha1") {
+				t.Errorf("%s: managedFields entry of manager %s at %s left", it.GetName(), mf.Manager, mf.APIVersion)
+			}
+		}
+	}
+	apply := &unstructured.Unstructured{Object: map[string]any{"apiVersion": live.Spec.Group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w-00001", "namespace": migNamespace}, "spec": map[string]any{"size": int64(42)}}}
+	if _, err := e.client("v1").Apply(ctx, "w-00001", apply, metav1.ApplyOptions{FieldManager: "e2e-apply", Force: true}); err != nil {
+		t.Errorf("server-side apply after the upgrade: %v", err)
+	}
+}
+
+// TestMigrate10k measures the migration of 10,000 objects with default
+// settings. It runs only with HUBSPOKE_MIGRATE_10K=1 (creating the objects
+// takes a while); HUBSPOKE_MIGRATE_N changes the number of objects.
+func TestMigrate10k(t *testing.T) {
+	if os.Getenv("HUBSPOKE_MIGRATE_10K") != "1" {
+		t.Skip("set HUBSPOKE_MIGRATE_10K=1 to migrate 10,000 objects")
+	}
+	n := 10000
+	if s := os.Getenv("HUBSPOKE_MIGRATE_N"); s != "" {
+		if _, err := fmt.Sscan(s, &n); err != nil {
+			t.Fatalf("HUBSPOKE_MIGRATE_N=%q: %v", s, err)
+		}
+	}
+	createVersion := "v1alpha1"
+	if v := os.Getenv("HUBSPOKE_MIGRATE_CREATE_VERSION"); v != "" {
+		createVersion = v
+	}
+	e := migSetupAt(t, "tenk", n, createVersion)
+	if path := os.Getenv("HUBSPOKE_MIGRATE_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	cpu0 := processCPU(t)
+	res, err := migrate.Migrate(context.Background(), e.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := processCPU(t) - cpu0
+	rate := float64(res.Done) / res.Elapsed.Seconds()
+	t.Logf("migrated %d objects (%d rewritten) in %v: %.0f objects/s; pruned %v", res.Done, res.Rewritten, res.Elapsed.Round(time.Millisecond), rate, res.Pruned)
+	// The sandbox, the webhook and the client share this process: its CPU
+	// time per object bounds the rate on a machine of our own.
+	t.Logf("process CPU: %v for the run, %.2f ms per object, %.0f%% of one core on average; at most %.0f objects/s on %d idle cores",
+		cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1000/float64(res.Done), 100*cpu.Seconds()/res.Elapsed.Seconds(),
+		float64(res.Done)/cpu.Seconds()*float64(runtime.NumCPU()), runtime.NumCPU())
+	if res.Rewritten != n || !res.Pruned {
+		t.Errorf("rewritten %d pruned %v, want %d and true", res.Rewritten, res.Pruned, n)
+	}
+}
+
+// processCPU returns the user and system CPU time of this process so far.
+func processCPU(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
