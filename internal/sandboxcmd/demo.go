@@ -49,7 +49,12 @@ type demo struct {
 	dyn    dynamic.Interface
 	crd    *apiextensionsv1.CustomResourceDefinition // the example, as written
 	checks int
+	backup []byte // taken before the migration, checked after the rollback
+	// webhookAddr is the loopback address of the in-process webhook.
+	webhookAddr string
 }
+
+type apiextensionsCRD = apiextensionsv1.CustomResourceDefinition
 
 const (
 	demoNamespace = "demo"
@@ -103,6 +108,7 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	d.webhookAddr = wh.Addr()
 	fmt.Fprintf(out, "      api server %s, webhook %s/%s on %s (TLS, generated CA)\n", d.sb.URL(), svc.Namespace, svc.Name, wh.Addr())
 	if d.crds, err = apiextensionsclient.NewForConfig(d.sb.RESTConfig()); err != nil {
 		return err
