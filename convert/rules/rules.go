@@ -441,7 +441,8 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 		}
 		values := map[string]string{}
 		hubLine := map[string]int{}
-		for k, v := range vm {
+		for _, k := range keysOf(e.val) { // document order: errors name the later line
+			v := vm[k]
 			if v.val.Kind != yaml.ScalarNode {
 				return RuleSpec{}, l.errf(v.val, field+".values."+k, "want a string")
 			}
@@ -472,7 +473,11 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 		spec.Rule, err = convert.StringToInt(from, to)
 	case "scale":
 		var mul, div int64
-		for k, dst := range map[string]*int64{"multiply": &mul, "divide": &div} {
+		for _, f := range []struct {
+			k   string
+			dst *int64
+		}{{"multiply", &mul}, {"divide", &div}} {
+			k, dst := f.k, f.dst
 			if e, ok := m[k]; ok {
 				v, perr := strconv.ParseInt(e.val.Value, 10, 64)
 				if perr != nil || v <= 0 {

@@ -190,11 +190,30 @@ func specOf(u *unstructured.Unstructured) map[string]any {
 
 // TestEveryVerbThroughEveryVersion: create through each served version, then
 // get, update, patch, list and watch through every version, with the real
-// API server calling the real hubspoke webhook.
+// API server calling the real hubspoke webhook, for both examples.
 func TestEveryVerbThroughEveryVersion(t *testing.T) {
 	hubspokeWebhook(t)
+	t.Run("evolving-widget", func(t *testing.T) {
+		everyVerb(t, evolving, []string{"v1alpha1", "v1beta1", "v1"}, fixture)
+	})
+	t.Run("widget", func(t *testing.T) {
+		everyVerb(t, realWidgets, []string{"v1alpha1", "v1"}, func(t *testing.T, version, name string) *unstructured.Unstructured {
+			spec := map[string]any{"replicas": int64(4)}
+			if version == "v1" {
+				spec = map[string]any{"size": int64(4)}
+			}
+			return &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": realWidgets.group + "/" + version, "kind": "Widget",
+				"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"app": "demo"}},
+				"spec":     spec,
+			}}
+		})
+	})
+}
+
+func everyVerb(t *testing.T, crd crdVersions, versions []string, fixture func(t *testing.T, version, name string) *unstructured.Unstructured) {
 	ctx := context.Background()
-	versions := []string{"v1alpha1", "v1beta1", "v1"}
+	evolving := crd // the resource under test
 	for _, created := range versions {
 		t.Run("created-through-"+created, func(t *testing.T) {
 			name := "verbs-" + created
@@ -207,7 +226,7 @@ func TestEveryVerbThroughEveryVersion(t *testing.T) {
 				if err != nil {
 					t.Fatalf("get through %s: %v", v, err)
 				}
-				if got.GetAPIVersion() != "example.com/"+v {
+				if got.GetAPIVersion() != evolving.group+"/"+v {
 					t.Errorf("get through %s returned %s", v, got.GetAPIVersion())
 				}
 				// A fresh object read through its own version comes back as written.
@@ -273,7 +292,7 @@ func TestEveryVerbThroughEveryVersion(t *testing.T) {
 			t.Errorf("list through %s: %d items", v, len(list.Items))
 		}
 		for _, it := range list.Items {
-			if it.GetAPIVersion() != "example.com/"+v {
+			if it.GetAPIVersion() != evolving.group+"/"+v {
 				t.Errorf("list through %s: %s is %s", v, it.GetName(), it.GetAPIVersion())
 			}
 		}
@@ -287,8 +306,8 @@ func TestEveryVerbThroughEveryVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Stop()
-			obj := fixture(t, "v1alpha1", "watched-"+v)
-			if _, err := dyn.Resource(evolving.gvr("v1alpha1")).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			obj := fixture(t, versions[0], "watched-"+v)
+			if _, err := dyn.Resource(evolving.gvr(versions[0])).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			for ev := range w.ResultChan() {
@@ -296,7 +315,7 @@ func TestEveryVerbThroughEveryVersion(t *testing.T) {
 				if !ok || ev.Type != watch.Added || u.GetName() != "watched-"+v {
 					continue
 				}
-				if u.GetAPIVersion() != "example.com/"+v {
+				if u.GetAPIVersion() != evolving.group+"/"+v {
 					t.Errorf("watch through %s delivered %s", v, u.GetAPIVersion())
 				}
 				if diff := cmp.Diff(expectSpec(t, obj, v), specOf(u)); diff != "" {
