@@ -214,7 +214,7 @@ func TestEveryVerbThroughEveryVersion(t *testing.T) {
 func everyVerb(t *testing.T, crd crdVersions, versions []string, fixture func(t *testing.T, version, name string) *unstructured.Unstructured) {
 	ctx := context.Background()
 	evolving := crd // the resource under test
-	ns := "verbs" // apart from the objects other tests count
+	ns := "verbs"   // apart from the objects other tests count
 	withNS := fixture
 	fixture = func(t *testing.T, version, name string) *unstructured.Unstructured {
 		u := withNS(t, version, name)
