@@ -1,0 +1,27 @@
+// Package convert is hubspoke's hub-and-spoke conversion engine.
+//
+// A Definition names one group and kind, a hub version and its spokes; each
+// spoke carries the rules that map it to the hub, written once in the
+// spoke -> hub direction. The engine derives every inverse, and converts any
+// version to any other through the hub: A -> hub -> B.
+//
+// The engine works on the raw JSON of each object. It validates the object in
+// one pass (exactly as encoding/json.Valid would) and expands only the
+// objects that lie on a rule's path; every other byte is copied from the
+// input. So metadata, status, unknown fields, key order, number literals,
+// string escapes and unicode come out exactly as they went in, and a
+// conversion allocates nothing in the steady state, however many fields no
+// rule touches.
+//
+// Rules: Rename, Enum, Duration, IntToString, StringToInt, Scale, ListToMap,
+// HubOnly, SpokeOnly, and Funcs for Go code on the same raw Object API. Data
+// a version cannot hold (a hub-only field, a rounded duration's exact value,
+// a list's order) is kept in the PreservedAnnotation and restored on the way
+// back; an edit made through the other version since always wins over a kept
+// value.
+//
+// Errors are *Error values naming the object, the JSON pointer, the rule and
+// the reason. Package convert/rules loads Definitions from YAML rule files;
+// package convert/crconvert runs existing controller-runtime Hub/Convertible
+// code as a rule.
+package convert

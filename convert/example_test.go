@@ -1,0 +1,79 @@
+package convert_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hubspoke/hubspoke/convert"
+)
+
+func Example() {
+	rename, _ := convert.Rename(convert.MustPath("spec.replicas"), convert.MustPath("spec.size"))
+	timeout, _ := convert.Duration(convert.MustPath("spec.timeoutSeconds"), convert.MustPath("spec.timeout"), time.Second, convert.RoundReject)
+	c, err := convert.New(convert.Definition{
+		Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{rename, timeout}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	in := []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w","resourceVersion":"7"},"spec":{"replicas":3,"timeoutSeconds":90,"note":1.50e3}}`)
+	hub, err := c.Convert(nil, in, "example.com/v1")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(hub))
+	back, _ := c.Convert(nil, hub, "example.com/v1alpha1")
+	fmt.Println(string(back) == string(in))
+	// Output:
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"7"},"spec":{"size":3,"timeout":"1m30s","note":1.50e3}}
+	// true
+}
+
+func ExampleHubOnly() {
+	paused, _ := convert.HubOnly(convert.MustPath("spec.paused"), nil)
+	c, _ := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{paused}}}})
+	spoke, _ := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{},"spec":{"paused":true}}`), "example.com/v1alpha1")
+	fmt.Println(string(spoke))
+	hub, _ := c.Convert(nil, spoke, "example.com/v1")
+	fmt.Println(string(hub))
+	// Output:
+	// {"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/paused\":true}}}"}},"spec":{}}
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{},"spec":{"paused":true}}
+}
+
+func ExampleError() {
+	lm, _ := convert.ListToMap(convert.MustPath("spec.endpoints"), convert.MustPath("spec.endpoints"), "name", convert.KeyString, convert.OrderKeep)
+	c, _ := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{lm}}}})
+	_, err := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w","namespace":"ns"},"spec":{"endpoints":[{"name":"web"},{"name":"web"}]}}`), "example.com/v1")
+	fmt.Println(err)
+	// Output:
+	// object ns/w (example.com/v1alpha1 -> example.com/v1) at /spec/endpoints/1: rule listToMap spec.endpoints (key name): duplicate key name="web" (also at index 0); a map cannot hold both, so nothing is overwritten
+}
+
+func ExampleFuncs() {
+	// Go code on the raw object API, for what rules cannot express.
+	double, _ := convert.Funcs("double-size",
+		func(o *convert.Object) error {
+			var n int
+			if ok, err := o.Decode(convert.MustPath("spec.size"), &n); !ok || err != nil {
+				return err
+			}
+			return o.Encode(convert.MustPath("spec.size"), n*2)
+		},
+		func(o *convert.Object) error {
+			var n int
+			if ok, err := o.Decode(convert.MustPath("spec.size"), &n); !ok || err != nil {
+				return err
+			}
+			return o.Encode(convert.MustPath("spec.size"), n/2)
+		})
+	c, _ := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{double}}}})
+	hub, _ := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","spec":{"size":2}}`), "example.com/v1")
+	fmt.Println(string(hub))
+	// Output:
+	// {"apiVersion":"example.com/v1","kind":"Widget","spec":{"size":4}}
+}
