@@ -2,39 +2,16 @@ package cli
 
 import (
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hubspoke/hubspoke/internal/servecmd"
 )
 
-// version is set at link time with -ldflags "-X ...cli.version=v1.2.3"; when
-// empty, the module version from the build info is used.
-var version = ""
-
-func versionString() string {
-	v := version
-	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = s.Value
-				if len(rev) > 12 {
-					rev = rev[:12]
-				}
-			}
-		}
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	if rev != "" {
-		return v + " (" + rev + ")"
-	}
-	return v
-}
+// versionString is shared with the slim webhook binary, so both report the
+// same version: set it at link time with
+// -ldflags "-X github.com/hubspoke/hubspoke/internal/servecmd.version=v1.2.3".
+func versionString() string { return servecmd.Version() }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
