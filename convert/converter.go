@@ -218,17 +218,7 @@ func (c *Converter) versionOf(n node) (string, bool) {
 }
 
 // rawStringIs reports whether n is the JSON string s.
-func rawStringIs(n node, s string) bool {
-	if n.kind() != '"' {
-		return false
-	}
-	inner := n.raw[1 : len(n.raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner) == s
-	}
-	got, _ := stringOf(n)
-	return got == s
-}
+func rawStringIs(n node, s string) bool { return n.kind() == '"' && keyIs(n.raw, s) }
 
 // identity returns the namespace and name of the object, for errors.
 func (o *Object) identity() (namespace, name string) {

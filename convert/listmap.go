@@ -261,11 +261,11 @@ func (s *state) elements(raw []byte) ([]node, error) {
 		return items, nil
 	}
 	for {
-		start := p.pos
-		if err := p.skipValue(); err != nil {
+		it, err := p.value(nil)
+		if err != nil {
 			return nil, err
 		}
-		items = append(items, node{raw: raw[start:p.pos]})
+		items = append(items, it)
 		p.skipSpace()
 		if p.pos >= len(raw) {
 			return nil, p.fail("unexpected end of JSON input")

@@ -133,16 +133,16 @@ func (p *parser) value(t *trie) (node, error) {
 }
 
 func (p *parser) lit(s string) error {
-	for i := 0; i < len(s); i++ {
-		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of JSON input")
-		}
-		if p.data[p.pos] != s[i] {
-			return p.fail(fmt.Sprintf("invalid character %q in literal %s", p.data[p.pos], s))
-		}
-		p.pos++
+	i, ok := scanLiteral(p.data, p.pos, s)
+	p.pos = i
+	switch {
+	case ok:
+		return nil
+	case i >= len(p.data):
+		return p.fail("unexpected end of JSON input")
+	default:
+		return p.fail(fmt.Sprintf("invalid character %q in literal %s", p.data[i], s))
 	}
-	return nil
 }
 
 // str scans a string starting at the opening quote.
@@ -418,28 +418,6 @@ func scanLiteral(d []byte, i int, lit string) (int, bool) {
 		i++
 	}
 	return i, true
-}
-
-func (p *parser) skipValue() error {
-	if p.pos >= len(p.data) {
-		return p.fail("unexpected end of JSON input")
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{' || c == '[':
-		return p.skipComposite()
-	case c == '"':
-		return p.str()
-	case c == 't':
-		return p.lit("true")
-	case c == 'f':
-		return p.lit("false")
-	case c == 'n':
-		return p.lit("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
-	default:
-		return p.fail(fmt.Sprintf("invalid character %q looking for beginning of value", c))
-	}
 }
 
 // object scans an object at p.pos, recording every member; members whose key
