@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -137,54 +138,61 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	return err
 }
 
-// convertDocument converts one object, or every item of a List.
-func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
-	var head struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(d.json, &head); err != nil {
-		return nil, fmt.Errorf("not an object: %w", err)
-	}
-	if strings.HasSuffix(head.Kind, "List") && head.Items != nil {
-		var errs []string
-		items := make([]json.RawMessage, len(head.Items))
-		for i, it := range head.Items {
-			c, err := convertObject(it, convs, to)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("items[%d]: %v", i, err))
-				continue
-			}
-			items[i] = c
-		}
-		if len(errs) > 0 {
-			return nil, errors.New(strings.Join(errs, "; "))
-		}
-		var list map[string]json.RawMessage
-		if err := json.Unmarshal(d.json, &list); err != nil {
-			return nil, err
-		}
-		b, err := json.Marshal(items)
-		if err != nil {
-			return nil, err
-		}
-		list["items"] = b
-		return json.Marshal(list)
-	}
-	return convertObject(d.json, convs, to)
+// objectHead is what convert reads of a document before converting it.
+type objectHead struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
 }
 
-func convertObject(obj []byte, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+func decodeHead(obj []byte) (objectHead, error) {
+	var h objectHead
+	if err := json.Unmarshal(obj, &h); err != nil {
+		return h, fmt.Errorf("not an object: %w", err)
 	}
-	if err := json.Unmarshal(obj, &head); err != nil {
-		return nil, fmt.Errorf("not an object: %w", err)
+	return h, nil
+}
+
+// convertDocument converts one object, or every item of a List.
+func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+	head, err := decodeHead(d.json)
+	if err != nil {
+		return nil, err
 	}
-	group, _, _ := strings.Cut(head.APIVersion, "/")
-	if !strings.Contains(head.APIVersion, "/") {
+	if !strings.HasSuffix(head.Kind, "List") || head.Items == nil {
+		return convertObject(d.json, head, convs, to)
+	}
+	var errs []string
+	items := make([]json.RawMessage, len(head.Items))
+	for i, it := range head.Items {
+		h, err := decodeHead(it)
+		if err == nil {
+			items[i], err = convertObject(it, h, convs, to)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("items[%d]: %v", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	var list map[string]json.RawMessage
+	if err := json.Unmarshal(d.json, &list); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	list["items"] = b
+	return json.Marshal(list)
+}
+
+// convertObject converts obj, whose head is already decoded, with the
+// converter of its group and kind.
+func convertObject(obj []byte, head objectHead, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+	group, _, found := strings.Cut(head.APIVersion, "/")
+	if !found {
 		group = ""
 	}
 	c := convs[group+"/"+head.Kind]
@@ -193,6 +201,7 @@ func convertObject(obj []byte, convs map[string]*convert.Converter, to string) (
 		for k := range convs {
 			known = append(known, k)
 		}
+		sort.Strings(known)
 		return nil, fmt.Errorf("no rules for kind %q in group %q (rules loaded for %s)", head.Kind, group, strings.Join(known, ", "))
 	}
 	return c.Convert(nil, obj, to)
