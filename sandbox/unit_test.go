@@ -5,6 +5,8 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +305,51 @@ func TestKubeconfig(t *testing.T) {
 	}
 	if cfg.AuthInfos[ctx.AuthInfo].Token == "" {
 		t.Error("kubeconfig user has no token; kubectl would prompt for a password")
+	}
+}
+
+func TestSetGCPercent(t *testing.T) {
+	gogc, hadGOGC := os.LookupEnv("GOGC")
+	os.Unsetenv("GOGC")
+	t.Cleanup(func() {
+		if hadGOGC {
+			os.Setenv("GOGC", gogc)
+		}
+	})
+	orig := debug.SetGCPercent(123)
+	defer debug.SetGCPercent(orig)
+
+	current := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		gogc   string // "" means unset
+		option int
+		want   int // while the sandbox runs
+	}{
+		{"default", "", 0, DefaultGCPercent},
+		{"option", "", 250, 250},
+		{"left alone", "", -1, 123},
+		{"GOGC obeyed", "150", 0, 123},
+		{"option beats GOGC", "150", 300, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gogc != "" {
+				t.Setenv("GOGC", tc.gogc)
+			}
+			restore := setGCPercent(tc.option)
+			if got := current(); got != tc.want {
+				t.Errorf("GC percent while running = %d, want %d", got, tc.want)
+			}
+			if restore != nil {
+				restore()
+			}
+			if got := current(); got != 123 {
+				t.Errorf("GC percent after stop = %d, want 123", got)
+			}
+		})
 	}
 }
