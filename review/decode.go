@@ -52,7 +52,18 @@ var errNoBody = &RequestError{msg: "request body is empty", syntax: true}
 // decode parses body as a ConversionReview request. It validates the whole
 // body as JSON, then the envelope; objects are only scanned for the fields
 // the handler needs.
-func (rv *review) decode(body []byte) error {
+func (rv *review) decode(body []byte) error { return rv.decodeMode(body, false) }
+
+// decodeLazy is decode without validating the inside of the objects beyond
+// what it reads (apiVersion, kind and the metadata it needs): it only
+// finds where each value ends. The caller validates each object later,
+// typically by converting it with a *convert.Converter, which validates
+// whatever it converts, and calls decode to report a body that is not
+// valid JSON exactly as decode would. Any error it returns may differ from
+// decode's.
+func (rv *review) decodeLazy(body []byte) error { return rv.decodeMode(body, true) }
+
+func (rv *review) decodeMode(body []byte, lazy bool) error {
 	*rv = review{objects: rv.objects[:0]}
 	i := skipSpace(body, 0)
 	if i == len(body) {
@@ -114,7 +125,7 @@ func (rv *review) decode(body []byte) error {
 				}
 				seenRequest = true
 				if v < len(body) && body[v] == '{' {
-					return rv.decodeRequest(body, v, sem)
+					return rv.decodeRequest(body, v, sem, lazy)
 				}
 				end, err := skipValue(body, v, 1)
 				if err == nil && body[v] != 'n' {
@@ -159,7 +170,7 @@ func (rv *review) decode(body []byte) error {
 	return nil
 }
 
-func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (int, error) {
+func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any), lazy bool) (int, error) {
 	var seenUID, seenDesired, seenObjects bool
 	end, err := eachMember(body, i, 2, func(key []byte, v int) (int, error) {
 		switch string(key) {
@@ -218,7 +229,7 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (i
 				}
 				rv.objects = append(rv.objects, object{})
 				o := &rv.objects[len(rv.objects)-1]
-				end, err := scanObject(body, v, 4, o, false)
+				end, err := scanObject(body, v, 4, o, lazy)
 				o.raw = body[v:end]
 				return end, err
 			})
@@ -234,11 +245,14 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any)) (i
 // scanObject validates the JSON object at d[i], at nesting depth depth, and
 // fills o with its apiVersion, kind and metadata fields. Like the API
 // server's decoder, the last of duplicate keys wins. When trusted, the
-// values of other fields are skipped without validation (see skipTrusted).
+// values of other fields are skipped without validation (see skipTrusted);
+// where that finds a problem, they are validated, for the error.
 func scanObject(d []byte, i, depth int, o *object, trusted bool) (int, error) {
 	skip := func(v, depth int) (int, error) {
 		if trusted {
-			return skipTrusted(d, v)
+			if end, err := skipTrusted(d, v, depth); err == nil {
+				return end, nil
+			}
 		}
 		return skipValue(d, v, depth)
 	}

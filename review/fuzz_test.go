@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -33,6 +34,12 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var rv review
 		err := rv.decode(body)
+		var lazy review
+		if lerr := lazy.decodeLazy(body); err == nil && lerr != nil {
+			t.Fatalf("decodeLazy rejects what decode accepts: %v", lerr)
+		} else if err == nil && !reflect.DeepEqual(lazy, rv) {
+			t.Fatalf("decodeLazy found %+v, decode %+v", lazy, rv)
+		}
 		var re *RequestError
 		if err != nil && !errors.As(err, &re) {
 			t.Fatalf("error %T is not a *RequestError: %v", err, err)
@@ -172,7 +179,7 @@ func FuzzSkipTrusted(f *testing.F) {
 		if err != nil || end < len(d) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(d[end])) {
 			return // invalid, or not followed by what may follow a value
 		}
-		if got, err := skipTrusted(d, 0); got != end || err != nil {
+		if got, err := skipTrusted(d, 0, 0); got != end || err != nil {
 			t.Errorf("skipTrusted(%q) = %d, %v; skipValue ends at %d", d, got, err, end)
 		}
 	})
@@ -187,6 +194,14 @@ func FuzzHandler(f *testing.F) {
 		status, b := post(t, h, string(body))
 		switch status {
 		case 400:
+			// The handler validates lazily; it must still say what a
+			// full validation says.
+			var rv review
+			if err := rv.decode(body); err == nil {
+				t.Fatalf("400 for a body the decoder accepts: %s", b)
+			} else if want := err.Error() + "\n"; string(b) != want {
+				t.Fatalf("400 says %q, the decoder %q", b, want)
+			}
 			return
 		case 200:
 		default:

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -238,11 +239,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.metrics.requestBytes.Observe(float64(len(body)))
-	if err := wk.rv.decode(body); err != nil {
-		h.badRequest(w, http.StatusBadRequest, err.Error())
+	// The objects are validated as they are converted (see convertReview);
+	// any problem is reported as a full validation of the body finds it.
+	if err := wk.rv.decodeLazy(body); err != nil {
+		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
 		return
 	}
-	h.convertReview(r.Context(), wk, start)
+	if err := h.convertReview(r.Context(), wk, start); err != nil {
+		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
+		return
+	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(wk.out)))
@@ -315,9 +321,30 @@ func (h *Handler) badRequest(w http.ResponseWriter, code int, msg string) {
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
+// invalidBody returns the error decode finds in wk.body, or err if it
+// finds none.
+func (h *Handler) invalidBody(wk *work, err error) error {
+	if full := wk.rv.decode(wk.body); full != nil {
+		return full
+	}
+	return err
+}
+
+// errInvalidObject says that an object of the review is not valid JSON;
+// invalidBody replaces it with decode's exact message.
+var errInvalidObject = &RequestError{msg: "request body is not valid JSON: an object is not valid JSON", syntax: true}
+
+// validObject validates an object that no *convert.Converter converted
+// (decodeLazy skipped its inside), as decode would.
+func validObject(o *object) bool {
+	end, err := skipValue(o.raw, 0, 3)
+	return err == nil && end == len(o.raw)
+}
+
 // convertReview converts every object of wk.rv into wk.out as a complete
-// ConversionReview response.
-func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) {
+// ConversionReview response. It returns errInvalidObject, and writes
+// nothing, if an object turns out not to be valid JSON.
+func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) error {
 	rv := &wk.rv
 	body := wk.body
 	out := wk.out[:0]
@@ -339,9 +366,15 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		var e *entry
 		switch {
 		case o.apiVersion == nil:
+			if !validObject(o) {
+				return errInvalidObject
+			}
 			errs = append(errs, objectError(i, o, desired, errors.New("the object has no apiVersion string")))
 			continue
 		case o.kind == nil:
+			if !validObject(o) {
+				return errInvalidObject
+			}
 			errs = append(errs, objectError(i, o, desired, errors.New("the object has no kind string")))
 			continue
 		}
@@ -351,6 +384,9 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		} else if e = h.byKey[string(key)]; e != nil {
 			last, lastKey = e, append(lastKey[:0], key...)
 		} else {
+			if !validObject(o) {
+				return errInvalidObject
+			}
 			errs = append(errs, objectError(i, o, desired, fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)))
 			continue
 		}
@@ -360,6 +396,12 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		}
 		mark := len(out)
 		res, err := h.convertOne(ctx, e.conv, out, o.raw, desired)
+		// A *convert.Converter validates the whole object before it
+		// converts it, except for UTF-8, which decode also checks.
+		if !(err == nil && e.trusted && utf8.Valid(o.raw)) && !validObject(o) {
+			out = out[:mark]
+			return errInvalidObject
+		}
 		if err != nil {
 			errs = append(errs, conversionError(i, o, desired, err))
 			out = out[:mark]
@@ -421,7 +463,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		if h.log.Enabled(ctx, slog.LevelDebug) {
 			h.log.DebugContext(ctx, "converted", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired, "objects", len(rv.objects), "bytes", len(body), "duration", elapsed)
 		}
-		return
+		return nil
 	}
 	msg := h.failureMessage(errs)
 	out = appendHead(out[:0], rv)
@@ -440,6 +482,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			"firstIndex", first.Index, "firstObject", objectName(first), "firstPointer", first.Pointer, "firstRule", first.Rule,
 			"duration", elapsed)
 	}
+	return nil
 }
 
 func objectName(e *convert.Error) string {

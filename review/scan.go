@@ -442,9 +442,12 @@ func appendQuoted(dst []byte, s string) []byte {
 }
 
 // skipTrusted skips the value at d[i] without validating it, for output of
-// a converter known to write valid JSON: it only matches brackets and
-// string quotes, which is enough to find the value's end.
-func skipTrusted(d []byte, i int) (int, error) {
+// a converter known to write valid JSON, or input validated later: it only
+// matches brackets and string quotes, which is enough to find the end of a
+// valid value, and it keeps skipValue's nesting limit (depth is the
+// nesting depth of the value's container). For invalid input the end it
+// returns may be wrong; it never reads out of bounds.
+func skipTrusted(d []byte, i, depth int) (int, error) {
 	if i >= len(d) {
 		return i, errAt(i, "unexpected end of input")
 	}
@@ -452,7 +455,7 @@ func skipTrusted(d []byte, i int) (int, error) {
 	case '"':
 		return skipStringTrusted(d, i)
 	case '{', '[':
-		depth := 0
+		level := 0
 		for i < len(d) {
 			switch d[i] {
 			case '"':
@@ -463,10 +466,13 @@ func skipTrusted(d []byte, i int) (int, error) {
 				i = end
 				continue
 			case '{', '[':
-				depth++
+				level++
+				if depth+level > maxDepth {
+					return i, errAt(i, "exceeded maximum nesting depth %d", maxDepth)
+				}
 			case '}', ']':
-				depth--
-				if depth == 0 {
+				level--
+				if level == 0 {
 					return i + 1, nil
 				}
 			}
