@@ -45,7 +45,7 @@ const (
 // flag is exact, higher ones may be false positives.
 func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 // parser scans one document. It is reused across conversions (see state).
 type parser struct {

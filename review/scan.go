@@ -58,7 +58,7 @@ func hasByte(v uint64, c byte) uint64 {
 	return (x - lo8) &^ x
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 func skipSpace(d []byte, i int) int {
 	for i < len(d) && isSpace(d[i]) {
