@@ -321,14 +321,18 @@ func scanString(d []byte, i int) (int, string) {
 		// character; the lowest flagged byte is exact. Most strings of an
 		// object are short keys, so the byte found is usually the closing
 		// quote and the string ends without another look.
-		if i+8 <= len(d) {
-			x := binary.LittleEndian.Uint64(d[i:])
-			m := ((x - lsb*0x20) & ^x & msb) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\'))
+		if len(d)-i >= 8 {
+			x := binary.LittleEndian.Uint64(d[i : i+8])
+			quote := hasZero(x ^ (lsb * '"'))
+			m := ((x - lsb*0x20) & ^x & msb) | quote | hasZero(x^(lsb*'\\'))
 			if m == 0 {
 				i += 8
 				continue
 			}
 			i += bits.TrailingZeros64(m) / 8
+			if m&-m&quote != 0 { // the lowest flag is the closing quote
+				return i + 1, ""
+			}
 		} else {
 			for i < len(d) && strSafe[d[i]] {
 				i++
