@@ -364,30 +364,28 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		o := &rv.objects[i]
 		group, version := splitAPIVersion(o.apiVersion)
 		var e *entry
+		var dispatchErr error
 		switch {
 		case o.apiVersion == nil:
-			if !validObject(o) {
-				return errInvalidObject
-			}
-			errs = append(errs, objectError(i, o, desired, errors.New("the object has no apiVersion string")))
-			continue
+			dispatchErr = errors.New("the object has no apiVersion string")
 		case o.kind == nil:
-			if !validObject(o) {
-				return errInvalidObject
+			dispatchErr = errors.New("the object has no kind string")
+		default:
+			key := dispatchKey(keyBuf[:0], group, o.kind)
+			if last != nil && bytes.Equal(key, lastKey) {
+				e = last
+			} else if e = h.byKey[string(key)]; e != nil {
+				last, lastKey = e, append(lastKey[:0], key...)
+			} else {
+				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)
 			}
-			errs = append(errs, objectError(i, o, desired, errors.New("the object has no kind string")))
-			continue
 		}
-		key := dispatchKey(keyBuf[:0], group, o.kind)
-		if last != nil && bytes.Equal(key, lastKey) {
-			e = last
-		} else if e = h.byKey[string(key)]; e != nil {
-			last, lastKey = e, append(lastKey[:0], key...)
-		} else {
+		if dispatchErr != nil {
+			// No converter saw the object, so none validated it.
 			if !validObject(o) {
 				return errInvalidObject
 			}
-			errs = append(errs, objectError(i, o, desired, fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)))
+			errs = append(errs, objectError(i, o, desired, dispatchErr))
 			continue
 		}
 		wk.count(e, version)
