@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,13 +17,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/hubspoke/hubspoke/internal/goroutines"
 	"github.com/hubspoke/hubspoke/sandbox"
 )
 
 // TestStart is the package's one sandbox: it checks what a user of Start
 // relies on, then that stopping leaves no files and no goroutines behind.
 func TestStart(t *testing.T) {
-	before := goroutineSet()
+	before := goroutines.Now()
 	var dataDir string
 	t.Run("running", func(t *testing.T) {
 		s := sandbox.Start(t, sandbox.Options{})
@@ -96,7 +95,9 @@ func TestStart(t *testing.T) {
 	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("data directory %s after Stop: %v, want it removed", dataDir, err)
 	}
-	if leaked := leakedGoroutines(before, 5*time.Second); len(leaked) > 0 {
+	if leaked := goroutines.LeftSince(before, 5*time.Second,
+		"k8s.io/klog/v2.(*flushDaemon)", // started once per process
+		"testing.tRunner"); len(leaked) > 0 {
 		t.Errorf("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 	}
 }
@@ -129,63 +130,3 @@ func webhookCRD(namespace, name string) *apiextensionsv1.CustomResourceDefinitio
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// goroutineSet returns the identities (id and creator) of the running
-// goroutines.
-func goroutineSet() map[string]bool {
-	set := map[string]bool{}
-	for _, g := range stacks() {
-		set[goroutineID(g)] = true
-	}
-	return set
-}
-
-// leakedGoroutines waits up to wait for goroutines started since before to
-// end and returns the stacks of those still running, minus the ones the
-// upstream libraries leave for the life of the process.
-func leakedGoroutines(before map[string]bool, wait time.Duration) []string {
-	deadline := time.Now().Add(wait)
-	for {
-		var leaked []string
-		for _, g := range stacks() {
-			if !before[goroutineID(g)] && !upstreamForever(g) && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "runtime.Stack") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return leaked
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// upstreamForever recognises goroutines that upstream packages start once per
-// process and never stop.
-func upstreamForever(stack string) bool {
-	for _, s := range []string{
-		// healthz's "log" check starts a wait.Forever once per process.
-		"k8s.io/apiserver/pkg/server/healthz.(*log).Check",
-		"k8s.io/klog/v2.(*flushDaemon)",
-	} {
-		if strings.Contains(stack, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func stacks() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Split(string(buf[:n]), "\n\n")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-func goroutineID(stack string) string {
-	head, _, _ := strings.Cut(stack, " [")
-	return fmt.Sprint(head)
-}

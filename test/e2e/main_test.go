@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/hubspoke/hubspoke/internal/goroutines"
 	"github.com/hubspoke/hubspoke/sandbox"
 )
 
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (code int) {
-	before := goroutineSet()
+	before := goroutines.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fail := func(format string, args ...any) int {
@@ -79,7 +79,7 @@ func run(m *testing.M) (code int) {
 		if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
 			code = fail("data directory %s after Stop: %v, want it removed", dataDir, err)
 		}
-		if leaked := leakedGoroutines(before, 10*time.Second); len(leaked) > 0 {
+		if leaked := goroutines.LeftSince(before, 10*time.Second); len(leaked) > 0 {
 			code = fail("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 		}
 	}()
@@ -109,53 +109,4 @@ func run(m *testing.M) (code int) {
 			started.Round(time.Millisecond), time.Since(installStart).Round(time.Millisecond))
 	}
 	return m.Run()
-}
-
-// goroutineSet returns the identities of the running goroutines.
-func goroutineSet() map[string]bool {
-	set := map[string]bool{}
-	for _, g := range stacks() {
-		set[goroutineID(g)] = true
-	}
-	return set
-}
-
-// leakedGoroutines waits up to wait for goroutines started since before to
-// end and returns the stacks of those still running, minus the ones upstream
-// packages start once per process and never stop.
-func leakedGoroutines(before map[string]bool, wait time.Duration) []string {
-	deadline := time.Now().Add(wait)
-	for {
-		var leaked []string
-		for _, g := range stacks() {
-			if !before[goroutineID(g)] && !upstreamForever(g) && !strings.Contains(g, "runtime.Stack") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return leaked
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func upstreamForever(stack string) bool {
-	// healthz's "log" check starts a wait.Forever once per process.
-	return strings.Contains(stack, "k8s.io/apiserver/pkg/server/healthz.(*log).Check")
-}
-
-func stacks() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Split(string(buf[:n]), "\n\n")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-func goroutineID(stack string) string {
-	head, _, _ := strings.Cut(stack, " [")
-	return head
 }
