@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func marksAVX2(d *byte, blocks int, out *uint64)
+TEXT ·marksAVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ out+16(FP), DI
+	MOVL $0x22, AX
+	MOVQ AX, X0
+	VPBROADCASTB X0, Y10 // '"'
+	MOVL $0x5c, AX
+	MOVQ AX, X0
+	VPBROADCASTB X0, Y11 // '\\'
+	MOVL $0x1f, AX
+	MOVQ AX, X0
+	VPBROADCASTB X0, Y12 // 0x1f
+	TESTQ CX, CX
+	JZ done
+
+loop:
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VPCMPEQB Y10, Y0, Y2
+	VPCMPEQB Y11, Y0, Y3
+	VPMAXUB Y12, Y0, Y4
+	VPCMPEQB Y12, Y4, Y4 // max(c, 0x1f) == 0x1f: c <= 0x1f
+	VPOR Y2, Y3, Y2
+	VPOR Y2, Y4, Y2
+	VPMOVMSKB Y2, AX
+	VPCMPEQB Y10, Y1, Y5
+	VPCMPEQB Y11, Y1, Y6
+	VPMAXUB Y12, Y1, Y7
+	VPCMPEQB Y12, Y7, Y7
+	VPOR Y5, Y6, Y5
+	VPOR Y5, Y7, Y5
+	VPMOVMSKB Y5, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVQ AX, (DI)
+	ADDQ $64, SI
+	ADDQ $8, DI
+	DECQ CX
+	JNZ loop
+
+done:
+	VZEROUPPER
+	RET

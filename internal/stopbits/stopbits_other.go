@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package stopbits
+
+const useAVX2 = false
+
+func blockWords(out []uint64, d []byte) { genericWords(out, d) }

@@ -1,0 +1,86 @@
+package stopbits
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// reference marks d byte by byte.
+func reference(d []byte) []uint64 {
+	out := make([]uint64, (len(d)+63)/64)
+	for i, c := range d {
+		if c == '"' || c == '\\' || c < 0x20 {
+			out[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
+}
+
+func check(t *testing.T, d []byte) {
+	t.Helper()
+	want := reference(d)
+	prefix := []uint64{42}
+	got := Append(prefix, d)
+	if got[0] != 42 || len(got) != len(want)+1 {
+		t.Fatalf("Append kept %v and gave %d words, want 42 and %d", got[:1], len(got)-1, len(want))
+	}
+	for w := range want {
+		if got[w+1] != want[w] {
+			t.Fatalf("input %q: word %d is %064b, want %064b", d, w, got[w+1], want[w])
+		}
+	}
+	// The plain-Go path must agree with whatever path Append took.
+	if len(d) >= 64 {
+		blocks := len(d) / 64
+		g := make([]uint64, blocks)
+		genericWords(g, d[:blocks*64])
+		for w := range g {
+			if g[w] != want[w] {
+				t.Fatalf("input %q: generic word %d is %064b, want %064b", d, w, g[w], want[w])
+			}
+		}
+	}
+	for i := 0; i <= len(d); i++ {
+		wantNext := -1
+		for j := i; j < len(d); j++ {
+			if c := d[j]; c == '"' || c == '\\' || c < 0x20 {
+				wantNext = j
+				break
+			}
+		}
+		if n := Next(got[1:], i); n != wantNext {
+			t.Fatalf("input %q: Next(%d) = %d, want %d", d, i, n, wantNext)
+		}
+	}
+}
+
+func TestEveryByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 130; pos += 7 {
+			d := make([]byte, 140)
+			for i := range d {
+				d[i] = 'a'
+			}
+			d[pos] = byte(c)
+			check(t, d[:pos+1+c%5])
+		}
+	}
+}
+
+func TestRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0x9f, 0xa2, 0xdc, 0xff, 'a'}
+	for n := 0; n < 300; n++ {
+		d := make([]byte, r.IntN(400))
+		for i := range d {
+			d[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(t, d)
+	}
+}
+
+func FuzzAppend(f *testing.F) {
+	f.Add([]byte(`{"a":"b\"c\\d\n"}`))
+	f.Add(make([]byte, 200))
+	f.Fuzz(func(t *testing.T, d []byte) { check(t, d) })
+}
