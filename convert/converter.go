@@ -120,7 +120,8 @@ func (c *Converter) Convert(dst, obj []byte, toAPIVersion string) ([]byte, error
 }
 
 func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, error) {
-	root, err := st.p.parseDocument(obj, c.trie)
+	st.p.reset(obj)
+	root, err := st.p.parseDocument(c.trie)
 	if err != nil {
 		return nil, &Error{Index: -1, To: to, Err: err}
 	}

@@ -251,9 +251,8 @@ func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
 
 // elements splits a (valid) JSON array into its items.
 func (s *state) elements(raw []byte) ([]node, error) {
-	var p parser
-	p.st = s
-	p.data = raw
+	p := s.subParser(raw)
+	defer s.done(&p)
 	p.pos = 1
 	var items []node
 	p.skipSpace()

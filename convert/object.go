@@ -56,9 +56,9 @@ func (o *Object) Decode(p Path, v any) (bool, error) {
 // Set stores raw (which must be valid JSON) at p, creating missing parent
 // objects. It fails if a parent exists and is not an object.
 func (o *Object) Set(p Path, raw []byte) error {
-	var sp parser
-	sp.st = o.st
-	n, err := sp.parseDocument(raw, nil)
+	sp := o.st.subParser(raw)
+	n, err := sp.parseDocument(nil)
+	o.st.done(&sp)
 	if err != nil {
 		return fmt.Errorf("setting %s: %w", p.Pointer(), err)
 	}
@@ -133,7 +133,8 @@ func (o *Object) set(p Path, v node) error {
 		i := cur.obj.find(seg)
 		last := depth == len(p.segs)-1
 		if i < 0 {
-			m := member{rawKey: o.st.quote(seg)}
+			q := o.st.quote(seg)
+			m := member{rawKey: q, plain: bytes.IndexByte(q, '\\') < 0}
 			if last {
 				m.val = v
 			} else {

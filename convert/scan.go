@@ -2,10 +2,11 @@ package convert
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
 
 // The scanner validates JSON exactly as encoding/json.Valid does (a fuzz test
@@ -26,25 +27,6 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte 
 
 var errTooDeep = errors.New("exceeded max depth")
 
-// strSafe[c] is true for bytes that need no attention inside a string.
-var strSafe = func() (t [256]bool) {
-	for i := 0x20; i < 256; i++ {
-		t[i] = true
-	}
-	t['"'] = false
-	t['\\'] = false
-	return t
-}()
-
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// hasZero flags (in the high bit) the bytes of x that are zero; the lowest
-// flag is exact, higher ones may be false positives.
-func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
-
 func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 // parser scans one document. It is reused across conversions (see state).
@@ -54,6 +36,7 @@ type parser struct {
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
 	kinds []byte   // open containers of skipComposite
+	marks []uint64 // stop bits of data, for scanString
 	st    *state
 }
 
@@ -65,10 +48,16 @@ func (p *parser) skipSpace() {
 	}
 }
 
-// parseDocument validates data as one JSON value surrounded by optional
-// whitespace and returns its node, with objects on the trie expanded.
-func (p *parser) parseDocument(data []byte, t *trie) (node, error) {
+// reset starts a scan of data, reusing the parser's memory.
+func (p *parser) reset(data []byte) {
 	p.data, p.pos, p.depth = data, 0, 0
+	p.marks = stopbits.Append(p.marks[:0], data)
+}
+
+// parseDocument validates the data the parser was reset to as one JSON
+// value surrounded by optional whitespace and returns its node, with objects
+// on the trie expanded.
+func (p *parser) parseDocument(t *trie) (node, error) {
 	p.skipSpace()
 	n, err := p.value(t)
 	if err != nil {
@@ -147,7 +136,7 @@ func (p *parser) lit(s string) error {
 
 // str scans a string starting at the opening quote.
 func (p *parser) str() error {
-	i, msg := scanString(p.data, p.pos)
+	i, msg := scanString(p.data, p.marks, p.pos)
 	p.pos = i
 	if msg != "" {
 		return p.fail(msg)
@@ -174,6 +163,7 @@ func (p *parser) number() error {
 func (p *parser) skipComposite() error {
 	d := p.data
 	i := p.pos
+	marks := p.marks
 	stack := p.kinds[:0]
 	var (
 		ok  bool
@@ -212,10 +202,15 @@ key:
 		p.pos = i
 		return p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 	}
-	if i, msg = scanString(d, i); msg != "" {
+	if j := stringEnd(d, marks, i); j > 0 {
+		i = j
+		goto keyDone
+	}
+	if i, msg = scanString(d, marks, i); msg != "" {
 		p.pos = i
 		return p.fail(msg)
 	}
+keyDone:
 	for i < len(d) && isSpace(d[i]) {
 		i++
 	}
@@ -238,7 +233,11 @@ value:
 	case c == '{' || c == '[':
 		goto open
 	case c == '"':
-		if i, msg = scanString(d, i); msg != "" {
+		if j := stringEnd(d, marks, i); j > 0 {
+			i = j
+			goto closed
+		}
+		if i, msg = scanString(d, marks, i); msg != "" {
 			p.pos = i
 			return p.fail(msg)
 		}
@@ -312,35 +311,40 @@ eof:
 	return p.fail("unexpected end of JSON input")
 }
 
-// scanString scans the string whose opening quote is at d[i] and returns
-// the index after its closing quote, or the offending index and a message.
-func scanString(d []byte, i int) (int, string) {
+// stringEnd returns the index after the closing quote of the string opened
+// at d[i] when its first marked byte is that quote, and 0 otherwise (an
+// escape or control character first, or no marks left): the common case,
+// small enough to be inlined into the loops that scan many strings.
+func stringEnd(d []byte, marks []uint64, i int) int {
 	i++
-	for {
-		// Eight bytes at a time until a quote, a backslash or a control
-		// character; the lowest flagged byte is exact. Most strings of an
-		// object are short keys, so the byte found is usually the closing
-		// quote and the string ends without another look.
-		if len(d)-i >= 8 {
-			x := binary.LittleEndian.Uint64(d[i : i+8])
-			quote := hasZero(x ^ (lsb * '"'))
-			m := ((x - lsb*0x20) & ^x & msb) | quote | hasZero(x^(lsb*'\\'))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) / 8
-			if m&-m&quote != 0 { // the lowest flag is the closing quote
-				return i + 1, ""
-			}
-		} else {
-			for i < len(d) && strSafe[d[i]] {
-				i++
-			}
-			if i >= len(d) {
-				return i, "unexpected end of JSON input in string"
+	if w := i >> 6; w < len(marks) {
+		if m := marks[w] >> (i & 63); m != 0 {
+			if j := i + bits.TrailingZeros64(m); j < len(d) && d[j] == '"' {
+				return j + 1
 			}
 		}
+	}
+	return 0
+}
+
+// scanString scans the string whose opening quote is at d[i] and returns
+// the index after its closing quote, or the offending index and a message.
+// marks are the stop bits of d (see internal/stopbits): the string's end is
+// the first marked byte after the quote, unless that is a backslash, whose
+// escape is checked and stepped over, or a control character, an error.
+func scanString(d []byte, marks []uint64, i int) (int, string) {
+	i++
+	for {
+		w := i >> 6
+		if w >= len(marks) {
+			return len(d), "unexpected end of JSON input in string"
+		}
+		m := marks[w] >> (i & 63)
+		if m == 0 {
+			i = (w + 1) << 6
+			continue
+		}
+		i += bits.TrailingZeros64(m)
 		switch d[i] {
 		case '"':
 			return i + 1, ""
@@ -452,7 +456,10 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 			return nil, p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", p.data[p.pos]))
 		}
 		ks := p.pos
-		if err := p.str(); err != nil {
+		plain := false
+		if j := stringEnd(p.data, p.marks, ks); j > 0 {
+			p.pos, plain = j, true // no escape came before the closing quote
+		} else if err := p.str(); err != nil {
 			return nil, err
 		}
 		rawKey := p.data[ks:p.pos]
@@ -479,7 +486,7 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.stack = append(p.stack, member{rawKey: rawKey, val: v})
+		p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unexpected end of JSON input")

@@ -24,13 +24,13 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 	f.Fuzz(func(tt *testing.T, data []byte) {
 		st := getState()
 		defer putState(st)
-		_, err := st.p.parseDocument(data, &trie{})
+		_, err := parseWith(st, data, &trie{})
 		if got, want := err == nil, json.Valid(data); got != want {
 			tt.Fatalf("scanner valid=%v, encoding/json valid=%v, err=%v, input %q", got, want, err, data)
 		}
 		// With objects expanded on a trie the verdict is the same, except
 		// for duplicate keys on the trie, which the engine refuses.
-		_, err2 := st.p.parseDocument(data, t)
+		_, err2 := parseWith(st, data, t)
 		if (err2 == nil) != (err == nil) {
 			if se, ok := err2.(*syntaxError); !ok || len(se.msg) < 9 || se.msg[:9] != "duplicate" {
 				tt.Fatalf("trie changed the verdict: %v vs %v, input %q", err, err2, data)
@@ -42,7 +42,7 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 func TestScanSeeds(t *testing.T) {
 	for _, s := range scanSeeds {
 		st := getState()
-		_, err := st.p.parseDocument([]byte(s), &trie{})
+		_, err := parseWith(st, []byte(s), &trie{})
 		putState(st)
 		if (err == nil) != json.Valid([]byte(s)) {
 			t.Errorf("%q: scanner err=%v, encoding/json valid=%v", s, err, json.Valid([]byte(s)))
@@ -60,11 +60,16 @@ func TestDeepNesting(t *testing.T) {
 	}
 	st := getState()
 	defer putState(st)
-	if _, err := st.p.parseDocument(deep, &trie{}); err == nil || json.Valid(deep) {
+	if _, err := parseWith(st, deep, &trie{}); err == nil || json.Valid(deep) {
 		t.Fatalf("nesting past %d accepted (encoding/json valid=%v)", maxDepth, json.Valid(deep))
 	}
 	ok := deep[1 : len(deep)-1]
-	if _, err := st.p.parseDocument(ok, &trie{}); err != nil || !json.Valid(ok) {
+	if _, err := parseWith(st, ok, &trie{}); err != nil || !json.Valid(ok) {
 		t.Fatalf("nesting of %d refused: %v", maxDepth, err)
 	}
+}
+
+func parseWith(st *state, data []byte, t *trie) (node, error) {
+	st.p.reset(data)
+	return st.p.parseDocument(t)
 }

@@ -29,6 +29,7 @@ type member struct {
 	rawKey  []byte
 	val     node
 	deleted bool
+	plain   bool // rawKey is known to hold no escape
 }
 
 func (n node) isNull() bool { return n.obj == nil && len(n.raw) == 4 && string(n.raw) == "null" }
@@ -69,7 +70,15 @@ func decodeKey(rawKey []byte) string {
 // find returns the index of the live member with key k, or -1.
 func (o *objNode) find(k string) int {
 	for i := range o.members {
-		if !o.members[i].deleted && keyIs(o.members[i].rawKey, k) {
+		m := &o.members[i]
+		if m.deleted {
+			continue
+		}
+		if m.plain {
+			if string(m.rawKey[1:len(m.rawKey)-1]) == k {
+				return i
+			}
+		} else if keyIs(m.rawKey, k) {
 			return i
 		}
 	}
@@ -146,6 +155,26 @@ type state struct {
 	objs    []objNode
 	members []member
 	scratch []byte
+	// marks is stop-bit memory for parsers of values inside the
+	// conversion (see subParser).
+	marks []uint64
+}
+
+// subParser returns a parser for data, a value inside the conversion (an
+// object re-read, a list a rule splits). It borrows the state's spare
+// stop-bit memory; done gives it back. A parser made while another is
+// borrowed gets memory of its own.
+func (s *state) subParser(data []byte) parser {
+	p := parser{st: s, marks: s.marks[:0]}
+	s.marks = nil
+	p.reset(data)
+	return p
+}
+
+func (s *state) done(p *parser) {
+	if cap(p.marks) <= 1<<14 {
+		s.marks = p.marks[:0]
+	}
 }
 
 var statePool = sync.Pool{New: func() any {
@@ -232,10 +261,10 @@ func (s *state) expand(n *node) (bool, error) {
 	if n.kind() != '{' {
 		return false, nil
 	}
-	var p parser
-	p.st = s
+	p := s.subParser(n.raw)
 	p.stack = s.p.stack[len(s.p.stack):]
-	v, err := p.parseDocument(n.raw, &trie{})
+	v, err := p.parseDocument(&trie{})
+	s.done(&p)
 	if err != nil {
 		return false, fmt.Errorf("re-reading an object: %w", err)
 	}
