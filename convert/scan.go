@@ -164,6 +164,7 @@ func (p *parser) skipComposite() error {
 	d := p.data
 	i := p.pos
 	marks := p.marks
+	mc := markCache{w: -1}
 	stack := p.kinds[:0]
 	var (
 		ok  bool
@@ -202,7 +203,7 @@ key:
 		p.pos = i
 		return p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 	}
-	if j := stringEnd(d, marks, i); j > 0 {
+	if j := mc.stringEnd(d, marks, i); j > 0 {
 		i = j
 		goto keyDone
 	}
@@ -233,7 +234,7 @@ value:
 	case c == '{' || c == '[':
 		goto open
 	case c == '"':
-		if j := stringEnd(d, marks, i); j > 0 {
+		if j := mc.stringEnd(d, marks, i); j > 0 {
 			i = j
 			goto closed
 		}
@@ -327,6 +328,31 @@ func stringEnd(d []byte, marks []uint64, i int) int {
 	return 0
 }
 
+// markCache holds the last word of marks that stringEnd loaded, so that
+// strings found in the same 64 bytes need no load whose address depends
+// on where the previous string ended.
+type markCache struct {
+	w int
+	m uint64
+}
+
+func (c *markCache) stringEnd(d []byte, marks []uint64, i int) int {
+	i++
+	w := i >> 6
+	if w != c.w {
+		if w >= len(marks) {
+			return 0
+		}
+		c.w, c.m = w, marks[w]
+	}
+	if m := c.m >> (i & 63); m != 0 {
+		if j := i + bits.TrailingZeros64(m); j < len(d) && d[j] == '"' {
+			return j + 1
+		}
+	}
+	return 0
+}
+
 // scanString scans the string whose opening quote is at d[i] and returns
 // the index after its closing quote, or the offending index and a message.
 // marks are the stop bits of d (see internal/stopbits): the string's end is
@@ -334,12 +360,16 @@ func stringEnd(d []byte, marks []uint64, i int) int {
 // escape is checked and stepped over, or a control character, an error.
 func scanString(d []byte, marks []uint64, i int) (int, string) {
 	i++
+	cw, cm := -1, uint64(0) // the word of marks last loaded
 	for {
 		w := i >> 6
-		if w >= len(marks) {
-			return len(d), "unexpected end of JSON input in string"
+		if w != cw {
+			if w >= len(marks) {
+				return len(d), "unexpected end of JSON input in string"
+			}
+			cw, cm = w, marks[w]
 		}
-		m := marks[w] >> (i & 63)
+		m := cm >> (i & 63)
 		if m == 0 {
 			i = (w + 1) << 6
 			continue

@@ -26,7 +26,7 @@ func Append(dst []uint64, d []byte) []uint64 {
 		for i := copy(pad[:], rest); i < len(pad); i++ {
 			pad[i] = ' '
 		}
-		genericWords(dst[n+blocks:n+blocks+1], pad[:])
+		blockWords(dst[n+blocks:n+blocks+1], pad[:])
 	}
 	return dst
 }
