@@ -27,6 +27,10 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte 
 
 var errTooDeep = errors.New("exceeded max depth")
 
+// oneByteEscape[c] is true for the c of the escapes \c that are complete
+// in one byte: \" \\ \/ \b \f \n \r \t.
+var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
 func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 // parser scans one document. It is reused across conversions (see state).
@@ -383,10 +387,10 @@ func scanString(d []byte, marks []uint64, i int) (int, string) {
 			if i >= len(d) {
 				return i, "unexpected end of JSON input in string escape"
 			}
-			switch d[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			switch c := d[i]; {
+			case oneByteEscape[c]:
 				i++
-			case 'u':
+			case c == 'u':
 				i++
 				for k := 0; k < 4; k++ {
 					if i >= len(d) {
