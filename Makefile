@@ -3,10 +3,12 @@ GO ?= go
 
 .PHONY: test lint race bench demo build
 
-## test: everything CI runs: lint, all tests, the race detector on the server
-## packages, and the demo exactly as the README runs it.
+## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
+## path, the race detector on the server packages, and the demo exactly as
+## the README runs it.
 test: lint
 	$(GO) test ./...
+	$(GO) test -tags purego ./internal/stopbits/ ./convert/
 	$(GO) test -race ./review/... ./server/...
 	$(GO) run ./cmd/hubspoke demo
 
