@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -72,4 +73,29 @@ func TestDeepNesting(t *testing.T) {
 func parseWith(st *state, data []byte, t *trie) (node, error) {
 	st.p.reset(data)
 	return st.p.parseDocument(t)
+}
+
+// TestScanAcrossWords puts escapes, quotes, control characters and the end
+// of input at and around the 64-byte boundaries of the stop bits, where the
+// scanner moves from one word of marks to the next.
+func TestScanAcrossWords(t *testing.T) {
+	tails := []string{`\"`, `\\`, `\u00e9`, `\u12`, `\x`, "\n", `"`, `\`, `\\\"`, ``}
+	for _, tail := range tails {
+		for pad := 50; pad < 140; pad++ {
+			body := strings.Repeat("a", pad) + tail
+			for _, doc := range []string{
+				`{"k":"` + body + `","n":1}`,
+				`["` + body + `"]`,
+				`{"` + body + `":[]}`,
+				`"` + body,
+			} {
+				st := getState()
+				_, err := parseWith(st, []byte(doc), &trie{})
+				putState(st)
+				if (err == nil) != json.Valid([]byte(doc)) {
+					t.Errorf("%q: scanner err=%v, encoding/json valid=%v", doc, err, json.Valid([]byte(doc)))
+				}
+			}
+		}
+	}
 }

@@ -197,6 +197,9 @@ func putState(s *state) {
 		s.scratch = nil
 	}
 	s.scratch = s.scratch[:0]
+	if cap(s.p.marks) > 1<<15 { // the marks of a document over 2 MiB
+		s.p.marks = nil
+	}
 	statePool.Put(s)
 }
 
