@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
 
 // TotalAnnotationSizeLimit is the API server's limit on the total size of an
@@ -19,8 +21,9 @@ const TotalAnnotationSizeLimit = 256 * 1024
 // metadata present, labels and annotations string maps that, when changed,
 // are valid and within the size limit. It returns the first violation.
 // With trusted (the output of *convert.Converter, valid JSON by
-// construction) only the object's top level and metadata are validated.
-func selfCheck(out []byte, in *object, desired []byte, trusted bool) error {
+// construction) only the object's top level and metadata are validated,
+// and marks holds memory for the stop bits of out.
+func selfCheck(out []byte, in *object, desired []byte, trusted bool, marks *[]uint64) error {
 	var o object
 	i := skipSpace(out, 0)
 	if i >= len(out) || out[i] != '{' {
@@ -29,7 +32,10 @@ func selfCheck(out []byte, in *object, desired []byte, trusted bool) error {
 		}
 		return fmt.Errorf("the converted object is %s, not an object", valueKind(out[i]))
 	}
-	end, err := scanObject(out, i, 1, &o, trusted)
+	if trusted {
+		*marks = stopbits.Append((*marks)[:0], out)
+	}
+	end, err := scanObject(out, *marks, i, 1, &o, trusted)
 	if err != nil {
 		return fmt.Errorf("the converted object is not valid JSON: %w", err)
 	}

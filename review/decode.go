@@ -52,7 +52,7 @@ var errNoBody = &RequestError{msg: "request body is empty", syntax: true}
 // decode parses body as a ConversionReview request. It validates the whole
 // body as JSON, then the envelope; objects are only scanned for the fields
 // the handler needs.
-func (rv *review) decode(body []byte) error { return rv.decodeMode(body, false) }
+func (rv *review) decode(body []byte) error { return rv.decodeMode(body, nil, false) }
 
 // decodeLazy is decode without validating the inside of the objects beyond
 // what it reads (apiVersion, kind and the metadata it needs): it only
@@ -60,10 +60,13 @@ func (rv *review) decode(body []byte) error { return rv.decodeMode(body, false) 
 // typically by converting it with a *convert.Converter, which validates
 // whatever it converts, and calls decode to report a body that is not
 // valid JSON exactly as decode would. Any error it returns may differ from
-// decode's.
-func (rv *review) decodeLazy(body []byte) error { return rv.decodeMode(body, true) }
+// decode's. marks are the stop bits of body (internal/stopbits), with which
+// it finds where strings end.
+func (rv *review) decodeLazy(body []byte, marks []uint64) error {
+	return rv.decodeMode(body, marks, true)
+}
 
-func (rv *review) decodeMode(body []byte, lazy bool) error {
+func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 	*rv = review{objects: rv.objects[:0]}
 	i := skipSpace(body, 0)
 	if i == len(body) {
@@ -125,7 +128,7 @@ func (rv *review) decodeMode(body []byte, lazy bool) error {
 				}
 				seenRequest = true
 				if v < len(body) && body[v] == '{' {
-					return rv.decodeRequest(body, v, sem, lazy)
+					return rv.decodeRequest(body, marks, v, sem, lazy)
 				}
 				end, err := skipValue(body, v, 1)
 				if err == nil && body[v] != 'n' {
@@ -170,7 +173,7 @@ func (rv *review) decodeMode(body []byte, lazy bool) error {
 	return nil
 }
 
-func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any), lazy bool) (int, error) {
+func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(string, ...any), lazy bool) (int, error) {
 	var seenUID, seenDesired, seenObjects bool
 	end, err := eachMember(body, i, 2, func(key []byte, v int) (int, error) {
 		switch string(key) {
@@ -229,7 +232,7 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any), la
 				}
 				rv.objects = append(rv.objects, object{})
 				o := &rv.objects[len(rv.objects)-1]
-				end, err := scanObject(body, v, 4, o, lazy)
+				end, err := scanObject(body, marks, v, 4, o, lazy)
 				o.raw = body[v:end]
 				return end, err
 			})
@@ -246,11 +249,12 @@ func (rv *review) decodeRequest(body []byte, i int, sem func(string, ...any), la
 // fills o with its apiVersion, kind and metadata fields. Like the API
 // server's decoder, the last of duplicate keys wins. When trusted, the
 // values of other fields are skipped without validation (see skipTrusted);
-// where that finds a problem, they are validated, for the error.
-func scanObject(d []byte, i, depth int, o *object, trusted bool) (int, error) {
+// where that finds a problem, they are validated, for the error. marks are
+// the stop bits of d when trusted.
+func scanObject(d []byte, marks []uint64, i, depth int, o *object, trusted bool) (int, error) {
 	skip := func(v, depth int) (int, error) {
 		if trusted {
-			if end, err := skipTrusted(d, v, depth); err == nil {
+			if end, err := skipTrusted(d, marks, v, depth); err == nil {
 				return end, nil
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
 
 // Converter converts the objects of one group and kind between versions.
@@ -164,6 +165,9 @@ type work struct {
 	rv     review
 	errs   []*convert.Error
 	counts []versionCount
+	// marks are the stop bits of body (internal/stopbits) for decodeLazy;
+	// outMarks those of one converted object, for selfCheck.
+	marks, outMarks []uint64
 }
 
 type versionCount struct {
@@ -184,6 +188,9 @@ func (h *Handler) putWork(wk *work) {
 	}
 	if cap(wk.rv.objects) > 1<<16 {
 		wk.rv.objects = nil
+	}
+	if cap(wk.marks) > maxPooled/64 {
+		wk.marks = nil
 	}
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
@@ -241,7 +248,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.requestBytes.Observe(float64(len(body)))
 	// The objects are validated as they are converted (see convertReview);
 	// any problem is reported as a full validation of the body finds it.
-	if err := wk.rv.decodeLazy(body); err != nil {
+	wk.marks = stopbits.Append(wk.marks[:0], body)
+	if err := wk.rv.decodeLazy(body, wk.marks); err != nil {
 		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
 		return
 	}
@@ -410,7 +418,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = out[:mark] // the review fails anyway; keep converting to name every failure
 			continue
 		}
-		if err := selfCheck(out[mark:], o, rv.desired, e.trusted); err != nil {
+		if err := selfCheck(out[mark:], o, rv.desired, e.trusted, &wk.outMarks); err != nil {
 			selfCheckFailed = true
 			h.metrics.selfCheckFailures.WithLabelValues(e.crd).Inc()
 			errs = append(errs, objectError(i, o, desired, fmt.Errorf("self-check: %w", err)))

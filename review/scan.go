@@ -1,11 +1,12 @@
 package review
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
 
 // This file holds a small validating JSON scanner. It never builds values:
@@ -446,20 +447,21 @@ func appendQuoted(dst []byte, s string) []byte {
 // matches brackets and string quotes, which is enough to find the end of a
 // valid value, and it keeps skipValue's nesting limit (depth is the
 // nesting depth of the value's container). For invalid input the end it
-// returns may be wrong; it never reads out of bounds.
-func skipTrusted(d []byte, i, depth int) (int, error) {
+// returns may be wrong; it never reads out of bounds. marks are the stop
+// bits of d (internal/stopbits), which find each string's end.
+func skipTrusted(d []byte, marks []uint64, i, depth int) (int, error) {
 	if i >= len(d) {
 		return i, errAt(i, "unexpected end of input")
 	}
 	switch d[i] {
 	case '"':
-		return skipStringTrusted(d, i)
+		return skipStringTrusted(d, marks, i)
 	case '{', '[':
 		level := 0
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				end, err := skipStringTrusted(d, i)
+				end, err := skipStringTrusted(d, marks, i)
 				if err != nil {
 					return end, err
 				}
@@ -491,22 +493,24 @@ func skipTrusted(d []byte, i, depth int) (int, error) {
 	}
 }
 
-// skipStringTrusted returns the offset after the string starting at d[i].
-func skipStringTrusted(d []byte, i int) (int, error) {
+// skipStringTrusted returns the offset after the string starting at d[i]:
+// after the first quote its marks do not show as escaped. A \u escape (or
+// an invalid one) is marked at its backslash and stepped over; a control
+// character, invalid in a string, is stepped over too.
+func skipStringTrusted(d []byte, marks []uint64, i int) (int, error) {
 	i++
 	for {
-		j := bytes.IndexByte(d[i:], '"')
+		j := stopbits.Next(marks, i)
 		if j < 0 {
 			return len(d), errAt(len(d), "unexpected end of input in string")
 		}
-		i += j
-		n := 0
-		for k := i - 1; d[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i, nil
+		switch d[j] {
+		case '"':
+			return j + 1, nil
+		case '\\':
+			i = j + 2
+		default:
+			i = j + 1
 		}
 	}
 }

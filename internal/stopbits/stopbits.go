@@ -34,12 +34,15 @@ func Append(dst []uint64, d []byte) []uint64 {
 // Next returns the index of the first marked byte at or after i, or -1 when
 // there is none. marks must be the marks of the document, as Append made them.
 func Next(marks []uint64, i int) int {
-	for w := i >> 6; w < len(marks); w++ {
-		m := marks[w]
-		if w == i>>6 {
-			m &= ^uint64(0) << (i & 63)
-		}
-		if m != 0 {
+	w := i >> 6
+	if w >= len(marks) {
+		return -1
+	}
+	if m := marks[w] >> (i & 63); m != 0 {
+		return i + bits.TrailingZeros64(m)
+	}
+	for w++; w < len(marks); w++ {
+		if m := marks[w]; m != 0 {
 			return w<<6 + bits.TrailingZeros64(m)
 		}
 	}
