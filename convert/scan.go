@@ -316,30 +316,20 @@ eof:
 	return p.fail("unexpected end of JSON input")
 }
 
-// stringEnd returns the index after the closing quote of the string opened
-// at d[i] when its first marked byte is that quote, and 0 otherwise (an
-// escape or control character first, or no marks left): the common case,
-// small enough to be inlined into the loops that scan many strings.
-func stringEnd(d []byte, marks []uint64, i int) int {
-	i++
-	if w := i >> 6; w < len(marks) {
-		if m := marks[w] >> (i & 63); m != 0 {
-			if j := i + bits.TrailingZeros64(m); j < len(d) && d[j] == '"' {
-				return j + 1
-			}
-		}
-	}
-	return 0
-}
-
 // markCache holds the last word of marks that stringEnd loaded, so that
 // strings found in the same 64 bytes need no load whose address depends
-// on where the previous string ended.
+// on where the previous string ended. Its zero value holds word 0 as 0:
+// start with w -1.
 type markCache struct {
 	w int
 	m uint64
 }
 
+// stringEnd returns the index after the closing quote of the string opened
+// at d[i] when its first marked byte is that quote, and 0 otherwise (an
+// escape or control character first, or the quote in a later word of
+// marks): the common case, small enough to be inlined into the loops that
+// scan many strings.
 func (c *markCache) stringEnd(d []byte, marks []uint64, i int) int {
 	i++
 	w := i >> 6
@@ -491,7 +481,8 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 		}
 		ks := p.pos
 		plain := false
-		if j := stringEnd(p.data, p.marks, ks); j > 0 {
+		mc := markCache{w: -1}
+		if j := mc.stringEnd(p.data, p.marks, ks); j > 0 {
 			p.pos, plain = j, true // no escape came before the closing quote
 		} else if err := p.str(); err != nil {
 			return nil, err
