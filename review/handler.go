@@ -192,6 +192,9 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.marks) > maxPooled/64 {
 		wk.marks = nil
 	}
+	if cap(wk.outMarks) > maxPooled/64 {
+		wk.outMarks = nil
+	}
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
 	clear(wk.rv.objects) // drop references into the body
