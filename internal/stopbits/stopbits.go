@@ -8,7 +8,10 @@
 // Both give the same bits, which a fuzz test holds them to.
 package stopbits
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Append appends the marks of d to dst and returns the extended slice:
 // (len(d)+63)/64 words, where bit i%64 of word i/64 is set exactly when
@@ -68,16 +71,10 @@ func genericWords(out []uint64, d []byte) {
 		blk := d[w*64 : w*64+64]
 		var m uint64
 		for k := 0; k < 8; k++ {
-			m |= uint64(byteMarks(le64(blk[k*8:]))) << (k * 8)
+			m |= uint64(byteMarks(binary.LittleEndian.Uint64(blk[k*8:]))) << (k * 8)
 		}
 		out[w] = m
 	}
-}
-
-func le64(b []byte) uint64 {
-	_ = b[7]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // byteMarks returns one bit per byte of x (lowest byte first) for bytes that
