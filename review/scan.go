@@ -494,9 +494,9 @@ func skipTrusted(d []byte, marks []uint64, i, depth int) (int, error) {
 }
 
 // skipStringTrusted returns the offset after the string starting at d[i]:
-// after the first quote its marks do not show as escaped. A \u escape (or
-// an invalid one) is marked at its backslash and stepped over; a control
-// character, invalid in a string, is stepped over too.
+// at the first marked quote that no backslash escapes. A marked backslash
+// is stepped over with the byte it escapes (so \" and \\ end nothing); a
+// control character, invalid in a string, is stepped over too.
 func skipStringTrusted(d []byte, marks []uint64, i int) (int, error) {
 	i++
 	for {
