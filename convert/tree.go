@@ -172,10 +172,14 @@ func (s *state) subParser(data []byte) parser {
 }
 
 func (s *state) done(p *parser) {
-	if cap(p.marks) <= 1<<14 {
+	if cap(p.marks) <= maxPooledMarks {
 		s.marks = p.marks[:0]
 	}
 }
+
+// maxPooledMarks is the most stop-bit memory a pooled state keeps for a
+// parser: the marks of a 1 MiB document.
+const maxPooledMarks = 1 << 14
 
 var statePool = sync.Pool{New: func() any {
 	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}
@@ -197,7 +201,7 @@ func putState(s *state) {
 		s.scratch = nil
 	}
 	s.scratch = s.scratch[:0]
-	if cap(s.p.marks) > 1<<15 { // the marks of a document over 2 MiB
+	if cap(s.p.marks) > maxPooledMarks {
 		s.p.marks = nil
 	}
 	statePool.Put(s)
