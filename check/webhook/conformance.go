@@ -59,7 +59,7 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 		if v.Structural == nil {
 			continue
 		}
-		s, err := Samples(crd, v, 3)
+		s, err := Samples(crd, v, 5)
 		if err != nil {
 			r.Add(check.Finding{Check: check.CheckGeneratorNote, Severity: check.SeverityWarning, From: v.Name, Message: err.Error()})
 			continue
@@ -74,6 +74,12 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 	for _, from := range versions {
 		for _, to := range versions {
 			objs := samples[from]
+			if len(objs) > 3 {
+				objs = objs[:3]
+			}
+			if from != to {
+				objs = convertible(ctx, c, objs, av(to))
+			}
 			if len(objs) == 0 || ctx.Err() != nil {
 				continue
 			}
@@ -125,7 +131,7 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 	var mixed [][]byte
 	var mixedFrom []string
 	for _, v := range versions {
-		if s := samples[v]; len(s) > 0 && v != c.Hub() {
+		if s := convertible(ctx, c, samples[v], av(c.Hub())); len(s) > 0 && v != c.Hub() {
 			mixed = append(mixed, s[0])
 			mixedFrom = append(mixedFrom, v)
 		}
@@ -194,6 +200,23 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 		}
 	}
 	return r
+}
+
+// convertible returns, of objs, those the webhook converts
+// to desired one at a time: a batch is judged on objects it converts
+// alone, so that a deliberate refusal of one object is not taken for a
+// batch defect.
+func convertible(ctx context.Context, c *Client, objs [][]byte, desired string) [][]byte {
+	var out [][]byte
+	for _, o := range objs {
+		if ctx.Err() != nil {
+			break
+		}
+		if resp, err := c.Review(ctx, "v1", newUID(), desired, [][]byte{o}); err == nil && resp.Err() == nil {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func firstSample(samples map[string][][]byte, versions []string, not string) []byte {
