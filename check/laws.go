@@ -256,14 +256,14 @@ func firstLine(s string) string {
 	return s
 }
 
-// findingKey groups findings: check, versions and pointer with list
-// indexes folded.
+// findingKey groups findings: check, severity, versions and pointer with
+// list indexes and map keys folded.
 func findingKey(f *Finding) string {
 	g := f.group
 	if g == "" {
 		g = genericPointer(f.Path)
 	}
-	return f.Check + "\x00" + f.From + "\x00" + f.To + "\x00" + g
+	return f.Check + "\x00" + string(f.Severity) + "\x00" + f.From + "\x00" + f.To + "\x00" + g
 }
 
 // schemaPointer folds a pointer into the fields of schema n: list indexes
@@ -543,7 +543,8 @@ func stepErr(msg string) string {
 }
 
 // differences lists every pointer where b differs from a (the expected
-// value): an error each, but a warning where b only adds empty objects.
+// value): an error each, but a warning where b only adds an empty object
+// or drops an empty list or object (typed structs with omitempty do).
 func (e *lawEnv) differences(a, b map[string]any, n *schema.Node) []*Finding {
 	var out []*Finding
 	for _, p := range Diffs(a, b, n) {
@@ -551,6 +552,9 @@ func (e *lawEnv) differences(a, b map[string]any, n *schema.Node) []*Finding {
 		bv, okb := lookupPointer(b, p)
 		f := &Finding{Path: p, Severity: SeverityError, group: schemaPointer(n, p)}
 		switch {
+		case oka && !okb && emptyValue(av):
+			f.Severity = SeverityWarning
+			f.Message = fmt.Sprintf("an empty %s is dropped (harmless unless a client tells empty from absent)", jsonStr(av))
 		case oka && !okb:
 			f.Message = fmt.Sprintf("%s is lost", abbrev(jsonStr(av)))
 		case !oka && okb && emptyObject(bv):
@@ -564,6 +568,23 @@ func (e *lawEnv) differences(a, b map[string]any, n *schema.Node) []*Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// emptyValue reports whether v is an empty list, or an object holding
+// nothing but empty values.
+func emptyValue(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, c := range x {
+			if !emptyValue(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func emptyObject(v any) bool {
