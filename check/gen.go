@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"regexp"
@@ -9,7 +10,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"pgregory.net/rapid"
 
 	"github.com/hubspoke/hubspoke/schema"
@@ -33,6 +37,7 @@ type Generator struct {
 
 	mu       sync.Mutex
 	patterns map[string]*rapid.Generator[string]
+	cel      map[*apiextv1.ValidationRule]*cel.Validator
 }
 
 // NewGenerator returns a generator for version v of crd.
@@ -46,6 +51,7 @@ func NewGenerator(crd *schema.CRD, v *schema.Version) (*Generator, error) {
 		root:       v.Structural,
 		maxDepth:   6,
 		patterns:   map[string]*rapid.Generator[string]{},
+		cel:        map[*apiextv1.ValidationRule]*cel.Validator{},
 	}, nil
 }
 
@@ -125,6 +131,36 @@ func (g *Generator) metadata(t *rapid.T) map[string]any {
 }
 
 func (g *Generator) value(t *rapid.T, n *schema.Node, depth int) any {
+	if n != nil && len(n.XValidations) > 0 {
+		// Values must pass the node's CEL rules: draw again (a few times)
+		// until the API server's CEL validator accepts one.
+		c := g.celFor(n)
+		var v any
+		for i := 0; i < 8; i++ {
+			v = g.plainValue(t, n, depth)
+			if errs, _ := c.Validate(context.Background(), nil, n, v, nil, celconfig.RuntimeCELCostBudget); len(errs) == 0 {
+				return v
+			}
+		}
+		t.Skip("no value passing the CEL rules")
+	}
+	return g.plainValue(t, n, depth)
+}
+
+// celFor returns the API server's CEL validator of node n's rules.
+func (g *Generator) celFor(n *schema.Node) *cel.Validator {
+	key := &n.XValidations[0] // shared by every copy of the node
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.cel[key]
+	if !ok {
+		c = cel.NewValidator(n, false, celconfig.PerCallLimit)
+		g.cel[key] = c
+	}
+	return c
+}
+
+func (g *Generator) plainValue(t *rapid.T, n *schema.Node, depth int) any {
 	if n == nil {
 		return g.anyJSON(t, depth)
 	}
@@ -270,6 +306,17 @@ func (g *Generator) array(t *rapid.T, n *schema.Node, depth int) []any {
 			v = mustDecode(mustJSON(out[0])) // a duplicate: lists that allow them get them
 		} else {
 			v = g.value(t, n.Items, depth+1)
+		}
+		if m, ok := v.(map[string]any); ok && lt == "map" && n.Items != nil {
+			// Keys the item leaves out take their defaults (as the API
+			// server's defaulting will): compare them that way.
+			for _, k := range keys {
+				if _, has := m[k]; !has {
+					if d, ok := schema.Default(child(n.Items, k)); ok {
+						m[k] = d
+					}
+				}
+			}
 		}
 		dup := false
 		for _, x := range out {

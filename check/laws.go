@@ -236,6 +236,9 @@ func (e *lawEnv) objectsOf(v string) *samples {
 		s.stats.Valid++
 		s.list = append(s.list, newSample(obj))
 	}
+	if s.stats.Valid < s.stats.Generated {
+		s.stats.Problems = s.why()
+	}
 	e.samples[v] = s
 	return s
 }

@@ -37,6 +37,9 @@ type Generated struct {
 	Version   string `json:"version"`
 	Generated int    `json:"generated"`
 	Valid     int    `json:"valid"`
+	// Problems are the most common reasons generated objects were not
+	// valid, with their counts.
+	Problems string `json:"problems,omitempty"`
 }
 
 // Ignored is a known difference silenced by Ignore: the pointer, the
