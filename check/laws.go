@@ -330,12 +330,18 @@ func (e *lawEnv) runJobs(ctx context.Context, r *Report, jobs []job, log *slog.L
 					g.Count++
 					if len(in.data) < g.size {
 						f.Count, f.size = g.Count, len(in.data)
-						f.Input, f.input, f.job = in.obj, in, j
+						f.input, f.job = in, j
+						if f.Input == nil {
+							f.Input = in.obj
+						}
 						found[k] = f
 					}
 					continue
 				}
-				f.Count, f.size, f.Input, f.input, f.job = 1, len(in.data), in.obj, in, j
+				f.Count, f.size, f.input, f.job = 1, len(in.data), in, j
+				if f.Input == nil {
+					f.Input = in.obj
+				}
 				found[k] = f
 				order = append(order, k)
 				mine = append(mine, k)
@@ -374,6 +380,11 @@ func (e *lawEnv) safe(j job, in *sample) (fs []*Finding) {
 // server's rules; out is nil then. Coercion warnings and schema problems
 // of a usable output come in notes.
 func (e *lawEnv) step(in *sample, from, to string) (out *sample, notes []*Finding) {
+	defer func() {
+		for _, f := range notes {
+			f.Input = in.obj // the object this step converted
+		}
+	}()
 	data, err := e.conv.Convert(nil, in.data, e.av(to))
 	if err != nil {
 		return nil, []*Finding{refusal(err, from, to)}
@@ -522,7 +533,7 @@ func (e *lawEnv) roundTrip(from, to, law string) func(*sample) []*Finding {
 					f.Check, f.Severity = LawConvertBack, SeverityError
 					f.From, f.To = from, to
 					f.Message = fmt.Sprintf("a valid %s object converts to %s but not back (%s objects written through %s become unreadable through %s): %v", from, to, from, from, from, stepErr(f.Message))
-					f.Output = mid.obj
+					f.Input, f.Output = in.obj, mid.obj
 				}
 			}
 			return append(fs, more...)

@@ -61,7 +61,10 @@ func (e *lawEnv) shrink(ctx context.Context, f *Finding, k string, deadline time
 			}
 			for _, g := range e.safe(j, s) {
 				if findingKey(g) == k {
-					g.Input, g.input, g.job, g.size = cand, s, j, len(s.data)
+					g.input, g.job, g.size = s, j, len(s.data)
+					if g.Input == nil {
+						g.Input = cand
+					}
 					best, cur, improved = g, s, true
 					break
 				}
