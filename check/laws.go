@@ -163,11 +163,12 @@ type lawEnv struct {
 
 	mu      sync.Mutex
 	samples map[string]*samples
+	steps   map[string]stepResult
 }
 
 func newLawEnv(crd *schema.CRD, conv Converter, opts Options) *lawEnv {
 	return &lawEnv{crd: crd, conv: conv, group: conv.Group(), hub: conv.Hub(), opts: opts,
-		gens: map[string]*Generator{}, vals: &validators{}, samples: map[string]*samples{}}
+		gens: map[string]*Generator{}, vals: &validators{}, samples: map[string]*samples{}, steps: map[string]stepResult{}}
 }
 
 func (e *lawEnv) av(v string) string { return e.group + "/" + v }
@@ -375,11 +376,41 @@ func (e *lawEnv) safe(j job, in *sample) (fs []*Finding) {
 	return fs
 }
 
-// step converts in to version to and checks the result: the finding is
-// non-nil when the conversion failed, or when the output breaks the API
-// server's rules; out is nil then. Coercion warnings and schema problems
-// of a usable output come in notes.
-func (e *lawEnv) step(in *sample, from, to string) (out *sample, notes []*Finding) {
+// stepResult is a remembered step.
+type stepResult struct {
+	out   *sample
+	notes []*Finding
+}
+
+// step is convertStep, remembered: laws convert the same objects between
+// the same versions many times (determinism converts afresh).
+func (e *lawEnv) step(in *sample, from, to string) (*sample, []*Finding) {
+	key := from + "\x00" + to + "\x00" + string(in.data)
+	e.mu.Lock()
+	r, ok := e.steps[key]
+	e.mu.Unlock()
+	if !ok {
+		r.out, r.notes = e.convertStep(in, from, to)
+		e.mu.Lock()
+		if len(e.steps) > 100000 {
+			clear(e.steps)
+		}
+		e.steps[key] = r
+		e.mu.Unlock()
+	}
+	notes := make([]*Finding, len(r.notes))
+	for i, f := range r.notes {
+		c := *f
+		notes[i] = &c
+	}
+	return r.out, notes
+}
+
+// convertStep converts in to version to and checks the result: out is nil
+// when the conversion failed or the output breaks the API server's rules
+// (the reason is in notes). Coercion warnings and schema problems of a
+// usable output come in notes too.
+func (e *lawEnv) convertStep(in *sample, from, to string) (out *sample, notes []*Finding) {
 	defer func() {
 		for _, f := range notes {
 			f.Input = in.obj // the object this step converted
@@ -661,7 +692,7 @@ func (e *lawEnv) determinism(a, b string) func(*sample) []*Finding {
 		if out1 == nil {
 			return fs
 		}
-		out2, more := e.step(in, a, b)
+		out2, more := e.convertStep(in, a, b)
 		if out2 == nil {
 			for _, f := range more {
 				f.Check, f.Severity = LawDeterminism, SeverityError

@@ -270,3 +270,29 @@ func TestControllerRuntimeGizmo(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkGizmoBlackBox is a full black-box run on the defective Gizmo
+// webhook: conformance and every law on 1,000 objects per law and version
+// pair, webhook and checker in one process (measure its CPU time with
+// /usr/bin/time around the test binary, -benchtime 1x).
+func BenchmarkGizmoBlackBox(b *testing.B) {
+	crd, err := schema.LoadFile("testdata/gizmo-crd.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gizmoDefective = true
+	srv := httptest.NewTLSServer(crconversion.NewWebhookHandler(gizmoScheme(), crconversion.NewRegistry()))
+	b.Cleanup(srv.Close)
+	c, err := New(FromCRD(crd, Options{URL: srv.URL + "/convert", HTTPClient: srv.Client()}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		r := Conformance(context.Background(), c, crd)
+		r.Merge(check.Laws(context.Background(), crd, c, check.Options{Objects: 1000, Seed: 1}))
+		if r.Errors() == 0 {
+			b.Fatal("the defective webhook passed")
+		}
+		b.ReportMetric(float64(r.Objects), "objects/op")
+	}
+}
