@@ -186,8 +186,17 @@ func TestLawsRuleRefusalIsAWarning(t *testing.T) {
 func TestLawsPanickingConverter(t *testing.T) {
 	crd := loadCRD(t, "testdata/crd.yaml")
 	r := Laws(context.Background(), crd, panicky{&fakeConverter{}}, lawOpts(LawDeterminism))
-	if r.Errors() == 0 || !strings.Contains(textOf(r), "panic") {
-		t.Fatalf("a panicking converter is not reported:\n%s", textOf(r))
+	var want []string
+	for _, pair := range []string{"v1->v1alpha1", "v1->v1beta1", "v1alpha1->v1", "v1alpha1->v1beta1", "v1beta1->v1", "v1beta1->v1alpha1"} {
+		want = append(want, "error determinism "+pair+" ")
+	}
+	if diff := cmp.Diff(want, findingKeys(r)); diff != "" {
+		t.Fatalf("findings (-want +got):\n%s\n%s", diff, textOf(r))
+	}
+	for _, f := range r.Findings {
+		if !strings.Contains(f.Message, "the conversion panicked: boom") {
+			t.Errorf("message does not say the conversion panicked: %s", f.Message)
+		}
 	}
 }
 
