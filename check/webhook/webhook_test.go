@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -197,5 +198,34 @@ func TestClientErrors(t *testing.T) {
 	}
 	if _, err := New(Options{URL: "https://x", Group: "g", Kind: "K", Hub: "v1", CAFile: "nope.pem"}); err == nil {
 		t.Error("New with a missing CA file succeeded")
+	}
+}
+
+// TestRolloutTwoWebhooks: old and new webhooks side by side. The same
+// webhook twice agrees; a new webhook that rewrites apiVersion only
+// disagrees with the old, correct one, with an object that shows it.
+func TestRolloutTwoWebhooks(t *testing.T) {
+	conv := engine(t)
+	old, crd := setup(t, &brokenHandler{conv: conv})
+	same, _ := setup(t, &brokenHandler{conv: conv})
+	broken, _ := setup(t, &brokenHandler{conv: conv, apiVersionOnly: true})
+	opts := check.Options{Objects: 40, Seed: 1, ShrinkTime: time.Second}
+	if r := check.Rollout(context.Background(), crd, same, old, opts); len(r.Findings) > 0 || r.Laws != 2 {
+		t.Errorf("the same webhook twice (%d law runs):\n%s", r.Laws, reportText(r))
+	}
+	r := check.Rollout(context.Background(), crd, broken, old, opts)
+	// The API server prunes the field left under its old name: what
+	// differs is the field missing under its new one.
+	want := []string{
+		"error rollout-agreement v1->v1alpha1 /spec/replicas",
+		"error rollout-agreement v1alpha1->v1 /spec/size",
+	}
+	if diff := cmp.Diff(want, findingKeys(r)); diff != "" {
+		t.Fatalf("findings (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	for _, f := range r.Findings {
+		if f.Input == nil || f.Output == nil || f.Expected == nil {
+			t.Errorf("finding without the object that shows it: %+v", f)
+		}
 	}
 }
