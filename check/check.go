@@ -1,23 +1,29 @@
 // Package check proves a hub-and-spoke conversion before it ships.
 //
-// It runs three kinds of checks against a CustomResourceDefinition and a
-// converter:
+// It runs these checks against a CustomResourceDefinition and a converter
+// (the engine, or a running webhook through package check/webhook):
 //
 //   - static checks of the CRD and the rule file (Static): one storage
-//     version, structural schemas, the conversion stanza, rule paths that
+//     version, structural schemas, the conversion stanza (strategy None is
+//     correct when every version has the same schema), rule paths that
 //     exist, domain containment of every mapped field, lossy fields and
-//     differing defaults;
-//   - laws on objects generated from each version's schema with
-//     pgregory.net/rapid, shrunk to a minimal counterexample (Laws):
-//     spoke->hub->spoke and hub->spoke->hub identity, agreement of every
-//     conversion path, determinism, and validity of every output against the
-//     target version's schema;
-//   - golden fixtures (Fixtures).
+//     differing defaults; the rule file is the parsed model of
+//     convert/rules, the one parser of the rule language;
+//   - laws on objects generated from each version's schema with rapid's
+//     generators and validated with the API server's own validators,
+//     schema and CEL rules (Laws): spoke->hub->spoke and hub->spoke->hub
+//     identity, agreement of every conversion path, determinism; every
+//     conversion step checked against the API server's rules for a
+//     converted object and the target schema, after the API server's own
+//     coercion (Coerce). Every distinct failure is reported with the number
+//     of objects that showed it and a minimised counterexample;
+//   - rolling-update safety between two conversions (Rollout), breaking
+//     changes between two revisions of a CRD (Evolution), and golden
+//     fixtures (Fixtures).
 //
 // Every check appends Findings to a Report, which prints as text for people
-// or JSON for CI. The package imports no client-go and no net/http; the
-// converter is any value implementing Converter (the engine's
-// *convert.Converter, or a client of a running webhook).
+// or JSON for CI. The package imports no client-go, no net/http, no testing
+// and no flag; the converter is any value implementing Converter.
 package check
 
 import (
