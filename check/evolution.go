@@ -79,7 +79,7 @@ func storageOf(c *schema.CRD) string {
 func evolveVersion(r *Report, next *schema.CRD, pv, nv *schema.Version, rules *convrules.File) {
 	var removed [][]string
 	for _, fp := range schema.Fields(pv.Structural) {
-		segs, _ := schema.ParsePath(fp)
+		segs := pointerSegments(fp)
 		if len(segs) == 0 || skipRoot(segs[0]) {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hubspoke/hubspoke/convert"
 	convrules "github.com/hubspoke/hubspoke/convert/rules"
 )
 
@@ -121,4 +122,14 @@ func isItem(s string) bool {
 		return false
 	}
 	return strings.Trim(s, "0123456789") == ""
+}
+
+// pointerSegments splits a JSON pointer (as schema.Fields gives them) into
+// its keys with convert's one path parser.
+func pointerSegments(p string) []string {
+	cp, err := convert.ParsePath(p)
+	if err != nil {
+		return nil
+	}
+	return cp.Segments()
 }

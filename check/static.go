@@ -282,7 +282,7 @@ func (s *static) direction(from, to *schema.Version, rules []rule, toHub bool) {
 	c := s.crd
 	var lostPrefixes [][]string
 	for _, fp := range schema.Fields(from.Structural) {
-		segs, _ := schema.ParsePath(fp)
+		segs := pointerSegments(fp)
 		if len(segs) == 0 || skipRoot(segs[0]) {
 			continue
 		}
