@@ -115,6 +115,12 @@ func TestCheckCommand(t *testing.T) {
 			wantCode: 0,
 			wantOut:  []string{"ok: 0 errors"},
 		},
+		{
+			name:     "rollout between two webhooks",
+			args:     []string{"--crd", ex + "crd.yaml", "--webhook", hook.url, "--webhook", hook.url, "--ca-file", hook.ca, "--laws", "rollout-agreement", "--objects", "20", "--seed", "1"},
+			wantCode: 0,
+			wantOut:  []string{"ok: 0 errors"},
+		},
 		{name: "unknown law", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--laws", "nope"}, wantCode: 2, wantErr: `unknown law "nope"`},
 		{name: "ignore without reason", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--ignore", "/spec"}, wantCode: 2, wantErr: "want POINTER=REASON"},
 		{name: "three webhooks", args: []string{"--crd", ex + "crd.yaml", "--webhook", "a", "--webhook", "b", "--webhook", "c"}, wantCode: 2, wantErr: "--webhook given 3 times"},
