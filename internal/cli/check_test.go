@@ -119,7 +119,7 @@ func TestCheckCommand(t *testing.T) {
 			name:     "rollout between two webhooks",
 			args:     []string{"--crd", ex + "crd.yaml", "--webhook", hook.url, "--webhook", hook.url, "--ca-file", hook.ca, "--laws", "rollout-agreement", "--objects", "20", "--seed", "1"},
 			wantCode: 0,
-			wantOut:  []string{"ok: 0 errors"},
+			wantOut:  []string{"ok: 0 errors", "2 law runs on 40 generated objects"},
 		},
 		{name: "unknown law", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--laws", "nope"}, wantCode: 2, wantErr: `unknown law "nope"`},
 		{name: "ignore without reason", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--ignore", "/spec"}, wantCode: 2, wantErr: "want POINTER=REASON"},
