@@ -77,10 +77,46 @@ func rulesOf(sp convrules.SpokeSpec) []rule {
 		case "spokeOnly":
 			r.From = from
 		case "funcs":
+			// A funcs rule may declare the fields its Go code owns
+			// (from: spoke fields, to: hub fields, as written): the static
+			// checks count them as handled, like spokeOnly and hubOnly.
+			if owned := funcsOwned(rs.Params, r); len(owned) > 0 {
+				out = append(out, owned...)
+				continue
+			}
 		default:
 			r.From, r.To = from, to
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// funcsOwned expands the fields a funcs rule declares into one rule per
+// field (nil when it declares none).
+func funcsOwned(params map[string]any, base rule) []rule {
+	var out []rule
+	for _, side := range []string{"from", "to"} {
+		var paths []string
+		switch v := params[side].(type) {
+		case string:
+			paths = []string{v}
+		case []string:
+			paths = v
+		}
+		for _, p := range paths {
+			cp, err := convert.ParsePath(p)
+			if err != nil {
+				continue // the loader refuses bad paths; nothing to own
+			}
+			r := base
+			if side == "from" {
+				r.From = cp.Segments()
+			} else {
+				r.To = cp.Segments()
+			}
+			out = append(out, r)
+		}
 	}
 	return out
 }
