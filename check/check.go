@@ -107,12 +107,14 @@ type Finding struct {
 	Input    any `json:"input,omitempty"`
 	Output   any `json:"output,omitempty"`
 	Expected any `json:"expected,omitempty"`
-	// Count is how many generated objects showed this failure (law
-	// findings); Input is the smallest of them, minimised.
+	// Count is how many distinct objects showed this failure (law
+	// findings): generated objects, or for a step's findings the objects
+	// that step converted; Input is the smallest of them, minimised.
 	Count int `json:"count,omitempty"`
 
 	size  int     // size of Input's JSON, to keep the smallest example
 	group string  // Path folded by schemaPointer (findings are grouped by it)
+	objID string  // digest of the object that showed it (counted once)
 	input *sample // Input as a sample, while shrinking
 	job   job     // the law that found it, while shrinking
 }

@@ -308,6 +308,7 @@ func schemaPointer(n *schema.Node, p string) string {
 // each distinct finding once, minimised, with its count.
 func (e *lawEnv) runJobs(ctx context.Context, r *Report, jobs []job, log *slog.Logger) {
 	found := map[string]*Finding{}
+	counted := map[string]map[string]bool{} // finding key -> objects that showed it
 	var order []string
 	for _, j := range jobs {
 		if !e.opts.wants(j.law) {
@@ -326,8 +327,19 @@ func (e *lawEnv) runJobs(ctx context.Context, r *Report, jobs []job, log *slog.L
 				break
 			}
 			r.Objects++
+			inID := sha256.Sum256(in.data)
 			for _, f := range e.safe(j, in) {
 				k := findingKey(f)
+				if f.objID == "" {
+					f.objID = string(inID[:])
+				}
+				if counted[k] == nil {
+					counted[k] = map[string]bool{}
+				}
+				if counted[k][f.objID] {
+					continue // this object was counted for this finding already
+				}
+				counted[k][f.objID] = true
 				if g, ok := found[k]; ok {
 					g.Count++
 					if len(in.data) < g.size {
@@ -414,8 +426,10 @@ func (e *lawEnv) step(in *sample, from, to string) (*sample, []*Finding) {
 // usable output come in notes too.
 func (e *lawEnv) convertStep(in *sample, from, to string) (out *sample, notes []*Finding) {
 	defer func() {
+		id := sha256.Sum256(in.data)
 		for _, f := range notes {
 			f.Input = in.obj // the object this step converted
+			f.objID = string(id[:])
 		}
 	}()
 	data, err := e.conv.Convert(nil, in.data, e.av(to))
