@@ -395,7 +395,10 @@ func scanString(d []byte, marks []uint64, i int) (int, string) {
 				return i, "invalid character in string escape code"
 			}
 		default:
-			return i, "invalid control character in string"
+			if d[i] < 0x20 {
+				return i, "invalid control character in string"
+			}
+			i++ // a non-ASCII byte
 		}
 	}
 }
