@@ -19,8 +19,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
-	"github.com/hubspoke/hubspoke/internal/stopbits"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 // Converter converts the objects of one group and kind between versions.
@@ -165,9 +166,9 @@ type work struct {
 	rv     review
 	errs   []*convert.Error
 	counts []versionCount
-	// marks are the stop bits of body (internal/stopbits) for decodeLazy;
-	// outMarks those of one converted object, for selfCheck.
-	marks, outMarks []uint64
+	// scan holds body and its stop bits for decodeLazy; outScan one
+	// converted object, for selfCheck.
+	scan, outScan jsonscan.Scanner
 }
 
 type versionCount struct {
@@ -189,12 +190,8 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.rv.objects) > 1<<16 {
 		wk.rv.objects = nil
 	}
-	if cap(wk.marks) > maxPooled/64 {
-		wk.marks = nil
-	}
-	if cap(wk.outMarks) > maxPooled/64 {
-		wk.outMarks = nil
-	}
+	wk.scan.Trim()
+	wk.outScan.Trim()
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
 	clear(wk.rv.objects) // drop references into the body
@@ -251,8 +248,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.requestBytes.Observe(float64(len(body)))
 	// The objects are validated as they are converted (see convertReview);
 	// any problem is reported as a full validation of the body finds it.
-	wk.marks = stopbits.Append(wk.marks[:0], body)
-	if err := wk.rv.decodeLazy(body, wk.marks); err != nil {
+	wk.scan.Reset(body)
+	if err := wk.rv.decodeLazy(&wk.scan); err != nil {
 		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
 		return
 	}
@@ -348,8 +345,9 @@ var errInvalidObject = &RequestError{msg: "request body is not valid JSON: an ob
 // validObject validates an object that no *convert.Converter converted
 // (decodeLazy skipped its inside), as decode would.
 func validObject(o *object) bool {
-	end, err := skipValue(o.raw, 0, 3)
-	return err == nil && end == len(o.raw)
+	var s jsonscan.Scanner
+	s.Reset(o.raw)
+	return s.Document(apirules.EnvelopeDepth) == nil
 }
 
 // convertReview converts every object of wk.rv into wk.out as a complete
@@ -373,22 +371,22 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	var keyBuf [128]byte
 	for i := range rv.objects {
 		o := &rv.objects[i]
-		group, version := splitAPIVersion(o.apiVersion)
+		group, version := splitAPIVersion(o.APIVersion)
 		var e *entry
 		var dispatchErr error
 		switch {
-		case o.apiVersion == nil:
+		case o.APIVersion == nil:
 			dispatchErr = errors.New("the object has no apiVersion string")
-		case o.kind == nil:
+		case o.Kind == nil:
 			dispatchErr = errors.New("the object has no kind string")
 		default:
-			key := dispatchKey(keyBuf[:0], group, o.kind)
+			key := dispatchKey(keyBuf[:0], group, o.Kind)
 			if last != nil && bytes.Equal(key, lastKey) {
 				e = last
 			} else if e = h.byKey[string(key)]; e != nil {
 				last, lastKey = e, append(lastKey[:0], key...)
 			} else {
-				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)
+				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.Kind, group, h.known)
 			}
 		}
 		if dispatchErr != nil {
@@ -421,7 +419,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = out[:mark] // the review fails anyway; keep converting to name every failure
 			continue
 		}
-		if err := selfCheck(out[mark:], o, rv.desired, e.trusted, &wk.outMarks); err != nil {
+		if err := selfCheck(out[mark:], o, rv.desired, e.trusted, &wk.outScan); err != nil {
 			selfCheckFailed = true
 			h.metrics.selfCheckFailures.WithLabelValues(e.crd).Inc()
 			errs = append(errs, objectError(i, o, desired, fmt.Errorf("self-check: %w", err)))
@@ -547,9 +545,9 @@ func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, 
 }
 
 func objectError(i int, o *object, to string, err error) *convert.Error {
-	e := &convert.Error{Index: i, Namespace: string(o.meta.namespace), Name: string(o.meta.name), Err: err}
-	if o.apiVersion != nil {
-		e.From, e.To = string(o.apiVersion), to
+	e := &convert.Error{Index: i, Namespace: string(o.Namespace), Name: string(o.Name), Err: err}
+	if o.APIVersion != nil {
+		e.From, e.To = string(o.APIVersion), to
 	}
 	return e
 }
@@ -559,7 +557,7 @@ func conversionError(i int, o *object, to string, err error) *convert.Error {
 	if errors.As(err, &ce) {
 		ce.Index = i
 		if ce.Name == "" && ce.Namespace == "" {
-			ce.Namespace, ce.Name = string(o.meta.namespace), string(o.meta.name)
+			ce.Namespace, ce.Name = string(o.Namespace), string(o.Name)
 		}
 		return ce
 	}

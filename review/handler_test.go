@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hubspoke/hubspoke/apirules"
 	"io"
 	"net/http"
 	"strings"
@@ -66,15 +67,15 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "too large chunked", chunked: true, body: big, wantStatus: 413, wantMsg: "request body exceeds the limit of 65536 bytes"},
 		{name: "empty", wantStatus: 400, wantMsg: "request body is empty"},
 		{name: "only space", body: " \n\t ", wantStatus: 400, wantMsg: "request body is empty"},
-		{name: "truncated", body: good[:50], wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 50: unexpected end of input in string"},
-		{name: "truncated after value", body: good[:len(good)-1], wantStatus: 400, wantMsg: at(good, "", len(good)-1, "unexpected end of input in object")},
+		{name: "truncated", body: good[:50], wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 50: unexpected end of JSON input in string"},
+		{name: "truncated after value", body: good[:len(good)-1], wantStatus: 400, wantMsg: at(good, "", len(good)-1, "unexpected end of JSON input in object")},
 		{name: "array", body: `[]`, wantStatus: 400, wantMsg: "request body is an array, not a ConversionReview object"},
 		{name: "string", body: `"ConversionReview"`, wantStatus: 400, wantMsg: "request body is a string, not a ConversionReview object"},
 		{name: "null", body: `null`, wantStatus: 400, wantMsg: "request body is null, not a ConversionReview object"},
 		{name: "trailing data", body: good + " x", wantStatus: 400, wantMsg: at(good, "", len(good)+1, "unexpected data after the top-level value")},
 		{name: "two reviews", body: good + good, wantStatus: 400, wantMsg: at(good, "", len(good), "unexpected data after the top-level value")},
-		{name: "single quotes", body: `{'kind':'ConversionReview'}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 1: invalid character '\'' looking for an object key`},
-		{name: "trailing comma", body: `{"kind":"ConversionReview",}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 27: invalid character '}' looking for an object key`},
+		{name: "single quotes", body: `{'kind':'ConversionReview'}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 1: invalid character '\'' looking for beginning of object key string`},
+		{name: "trailing comma", body: `{"kind":"ConversionReview",}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 27: invalid character '}' looking for beginning of object key string`},
 		{name: "missing apiVersion", body: `{"kind":"ConversionReview","request":{"uid":"u","desiredAPIVersion":"example.com/v1","objects":[]}}`, wantStatus: 400, wantMsg: "missing apiVersion: want apiextensions.k8s.io/v1 or apiextensions.k8s.io/v1beta1"},
 		{name: "apiVersion number", body: `{"apiVersion":1,"kind":"ConversionReview"}`, wantStatus: 400, wantMsg: "apiVersion is a number, want a string"},
 		{name: "wrong apiVersion", body: reviewBody("admission.k8s.io/v1", "u", "example.com/v1", ok), wantStatus: 400, wantMsg: `unsupported apiVersion "admission.k8s.io/v1": want apiextensions.k8s.io/v1 or apiextensions.k8s.io/v1beta1`},
@@ -88,8 +89,9 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "duplicate uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":"u1","uid":"u2"`, 1), wantStatus: 400, wantMsg: "duplicate field request.uid"},
 		{name: "missing uid", body: strings.Replace(good, `"uid":"u1",`, ``, 1), wantStatus: 400, wantMsg: "missing request.uid"},
 		{name: "empty uid", body: reviewBody(v1, "", "example.com/v1", ok), wantStatus: 400, wantMsg: "request.uid is empty"},
-		{name: "huge number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e999999999999`, 1), wantStatus: 400, wantMsg: "request.uid is a number, want a string"},
-		{name: "invalid UTF-8 in uid", body: badUTF8UID, wantStatus: 400, wantMsg: at(badUTF8UID, "\xff", 0, "invalid UTF-8 in string")},
+		{name: "huge number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e999999999999`, 1), wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 83: number 1e999999999999 is out of range: the API server decodes numbers as int64 or float64 and fails on it"},
+		{name: "number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e99`, 1), wantStatus: 400, wantMsg: "request.uid is a number, want a string"},
+		{name: "invalid UTF-8 in uid", body: badUTF8UID, wantStatus: 400, wantMsg: at(badUTF8UID, "\xff", 0, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")},
 		{name: "missing desiredAPIVersion", body: strings.Replace(good, `"desiredAPIVersion":"example.com/v1",`, ``, 1), wantStatus: 400, wantMsg: "missing request.desiredAPIVersion"},
 		{name: "empty desiredAPIVersion", body: reviewBody(v1, "u", "", ok), wantStatus: 400, wantMsg: "request.desiredAPIVersion is empty"},
 		{name: "desiredAPIVersion boolean", body: strings.Replace(good, `"desiredAPIVersion":"example.com/v1"`, `"desiredAPIVersion":true`, 1), wantStatus: 400, wantMsg: "request.desiredAPIVersion is a boolean, want a string"},
@@ -98,13 +100,13 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "object is a number", body: reviewBody(v1, "u", "example.com/v1", ok, "42"), wantStatus: 400, wantMsg: "request.objects[1] is a number, want an object"},
 		{name: "object is null", body: reviewBody(v1, "u", "example.com/v1", "null"), wantStatus: 400, wantMsg: "request.objects[0] is null, want an object"},
 		{name: "object is a string", body: reviewBody(v1, "u", "example.com/v1", `"{}"`), wantStatus: 400, wantMsg: "request.objects[0] is a string, want an object"},
-		{name: "invalid UTF-8 in object", body: badUTF8Obj, wantStatus: 400, wantMsg: at(badUTF8Obj, "\xc3", 0, "invalid UTF-8 in string")},
+		{name: "invalid UTF-8 in object", body: badUTF8Obj, wantStatus: 400, wantMsg: at(badUTF8Obj, "\xc3", 0, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")},
 		{name: "control character", body: ctrl, wantStatus: 400, wantMsg: at(ctrl, "\x01", 0, "invalid control character 0x01 in string")},
 		{name: "bad escape", body: badEscape, wantStatus: 400, wantMsg: at(badEscape, `\x`, 1, `invalid escape character 'x' in string`)},
-		{name: "leading zero", body: leadingZero, wantStatus: 400, wantMsg: at(leadingZero, "03", 1, "invalid character '3' after object value")},
-		{name: "NaN", body: nan, wantStatus: 400, wantMsg: at(nan, "NaN", 0, "invalid character 'N' looking for a value")},
+		{name: "leading zero", body: leadingZero, wantStatus: 400, wantMsg: at(leadingZero, "03", 1, "invalid character '3' after object key:value pair")},
+		{name: "NaN", body: nan, wantStatus: 400, wantMsg: at(nan, "NaN", 0, "invalid character 'N' looking for beginning of value")},
 		{name: "bare exponent", body: bareExp, wantStatus: 400, wantMsg: at(bareExp, "3e}", 2, "number 3e has no digits in its exponent")},
-		{name: "deep nesting", body: deepBody, wantStatus: 400, wantMsg: at(deepBody, "[[", 9995, "exceeded maximum nesting depth 10000")},
+		{name: "deep nesting", body: deepBody, wantStatus: 400, wantMsg: at(deepBody, "[[", 9995, "exceeded maximum nesting depth 10000 (the API server's limit, counting the 3 levels of a ConversionReview around an object)")},
 	}
 	if len(rows) < 30 {
 		t.Fatalf("only %d rows", len(rows))
@@ -302,7 +304,7 @@ func TestReviewFailures(t *testing.T) {
 // TestSelfCheck gives the handler converters that break each rule the API
 // server checks, and expects a Failure naming the rule, and the metric.
 func TestSelfCheck(t *testing.T) {
-	bigValue := strings.Repeat("x", TotalAnnotationSizeLimit)
+	bigValue := strings.Repeat("x", apirules.MaxAnnotationsBytes)
 	rows := []struct {
 		name    string
 		extra   string // metadata members of the input
@@ -310,7 +312,7 @@ func TestSelfCheck(t *testing.T) {
 		wantMsg string // "" for success
 	}{
 		{name: "ok", convert: func(o, to string) string { return o }},
-		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 124: unexpected end of input in object"},
+		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 124: unexpected end of JSON input in object"},
 		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 125: unexpected data after the object"},
 		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not an object"},
 		{name: "empty", convert: func(o, to string) string { return `` }, wantMsg: "the converted object is empty"},
@@ -334,7 +336,7 @@ func TestSelfCheck(t *testing.T) {
 		}, wantMsg: `the converted object's metadata.labels are invalid: value "` + strings.Repeat("v", 64) + `" of key "k": must be no more than 63 bytes`},
 		{name: "label not a string", convert: func(o, to string) string {
 			return strings.Replace(o, `"uid":"uid-a"`, `"uid":"uid-a","labels":{"k":1}`, 1)
-		}, wantMsg: `the converted object's metadata.labels: value of "k" is a number, want a string`},
+		}, wantMsg: `the converted object's metadata.labels: the value of "k" is a number, want a string`},
 		{name: "labels not an object", convert: func(o, to string) string {
 			return strings.Replace(o, `"uid":"uid-a"`, `"uid":"uid-a","labels":"k=v"`, 1)
 		}, wantMsg: `the converted object's metadata.labels is a string, want an object of strings`},
