@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // valueRule converts a scalar between the spoke field from and the hub field
@@ -251,6 +253,9 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
 	}
 	if canonicalInt.MatchString(s) {
+		if err := apirules.Number([]byte(s)); err != nil {
+			return nil, false, fmt.Errorf("value %.40q is an integer the API server cannot decode: %v", s, err)
+		}
 		return []byte(s), true, nil
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)

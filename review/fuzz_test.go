@@ -154,7 +154,8 @@ func FuzzAppendQuoted(f *testing.F) {
 // 400 or a well-formed review response, and nothing panics.
 func FuzzHandler(f *testing.F) {
 	fuzzSeeds(f)
-	h, _ := newTestHandler(f, Options{Converters: []Converter{widgets(), &fakeConverter{group: "other.io", kind: "Gadget", versions: []string{"v1"}}}})
+	// The real engine serves Widgets, as in production; a fake serves Gadgets.
+	h, _ := newTestHandler(f, Options{Converters: []Converter{engine(f), &fakeConverter{group: "other.io", kind: "Gadget", versions: []string{"v1"}}}})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		status, b := post(t, h, string(body))
 		switch status {

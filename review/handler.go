@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -403,9 +402,10 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		}
 		mark := len(out)
 		res, err := h.convertOne(ctx, e.conv, out, o.raw, desired)
-		// A *convert.Converter validates the whole object before it
-		// converts it, except for UTF-8, which decode also checks.
-		if !(err == nil && e.trusted && utf8.Valid(o.raw)) && !validObject(o) {
+		// A *convert.Converter validates the whole object (with
+		// internal/jsonscan, as decode would: grammar, UTF-8, numbers,
+		// nesting) before it converts it.
+		if !(err == nil && e.trusted) && !validObject(o) {
 			out = out[:mark]
 			return errInvalidObject
 		}
