@@ -176,8 +176,14 @@ type versionCount struct {
 	n    int
 }
 
-// maxPooled is the largest buffer kept for reuse.
-const maxPooled = 64 << 20
+// Bounds on what a pooled request state keeps for the next request (see
+// the package doc): buffers up to maxPooled bytes, up to maxPooledObjects
+// object entries, stop bits of up to 1 MiB (jsonscan.MaxPooledMarks).
+// Larger ones serve their request and are dropped.
+const (
+	maxPooled        = 16 << 20
+	maxPooledObjects = 1 << 14
+)
 
 func (h *Handler) putWork(wk *work) {
 	if cap(wk.body) > maxPooled {
@@ -186,7 +192,7 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.out) > maxPooled {
 		wk.out = nil
 	}
-	if cap(wk.rv.objects) > 1<<16 {
+	if cap(wk.rv.objects) > maxPooledObjects {
 		wk.rv.objects = nil
 	}
 	wk.scan.Trim()
@@ -288,29 +294,44 @@ func checkContentType(hdr http.Header) string {
 }
 
 // readBody reads the whole body into buf (reusing its capacity). n is the
-// declared length, -1 if unknown.
+// declared length, -1 if unknown. Memory follows the bytes that arrive,
+// not the declared length: the buffer starts at minRead and grows at most
+// fourfold at a time (never past n), so a request that declares a large
+// Content-Length and sends little costs little.
 func readBody(r io.Reader, n int64, buf []byte) ([]byte, error) {
-	if n >= 0 {
-		if int64(cap(buf)) < n {
-			buf = make([]byte, n)
-		} else {
-			buf = buf[:n]
-		}
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return buf[:0], err
-		}
-		return buf, nil
+	if cap(buf) < minRead {
+		buf = make([]byte, 0, minRead)
 	}
-	if cap(buf) < 32<<10 {
-		buf = make([]byte, 0, 32<<10)
-	}
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			if n >= 0 && int64(len(buf)) >= n {
+				// All the declared bytes are in: anything more is an error
+				// the reader reports (or EOF).
+				var one [1]byte
+				m, err := r.Read(one[:])
+				if m > 0 {
+					return buf, errors.New("request body is longer than its Content-Length")
+				}
+				if err == io.EOF || err == nil {
+					return buf, nil
+				}
+				return buf, err
+			}
+			size := int64(4 * cap(buf))
+			if n >= 0 && size > n {
+				size = n
+			}
+			grown := make([]byte, len(buf), size)
+			copy(grown, buf)
+			buf = grown
 		}
 		m, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if err == io.EOF {
+			if n >= 0 && int64(len(buf)) < n {
+				return buf, io.ErrUnexpectedEOF
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -318,6 +339,9 @@ func readBody(r io.Reader, n int64, buf []byte) ([]byte, error) {
 		}
 	}
 }
+
+// minRead is the first buffer a request body is read into.
+const minRead = 32 << 10
 
 func (h *Handler) badRequest(w http.ResponseWriter, code int, msg string) {
 	h.metrics.badRequests.WithLabelValues(strconv.Itoa(code)).Inc()

@@ -1,12 +1,15 @@
 package review
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/hubspoke/hubspoke/apirules"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -447,5 +450,60 @@ func TestMetrics(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeclaredLengthDoesNotAllocate sends requests that declare a large
+// Content-Length and send little: the handler's memory follows the bytes
+// that arrive, not the declared length.
+func TestDeclaredLengthDoesNotAllocate(t *testing.T) {
+	h, _ := newTestHandler(t, Options{})
+	good := reviewBody(APIVersionV1, "u", "example.com/v1", widget("v1alpha1", "a", ""))
+	for _, tc := range []struct {
+		name, body string
+		wantStatus int
+	}{
+		{name: "short body", body: good[:20], wantStatus: 400},
+		{name: "empty body", body: "", wantStatus: 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const declared = 100 << 20
+			r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/convert", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", "application/json")
+			r.ContentLength = declared
+			w := httptest.NewRecorder()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			h.ServeHTTP(w, r)
+			runtime.ReadMemStats(&after)
+			if w.Code != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.wantStatus, w.Body)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d bytes for %d sent (%d declared), want under 1 MiB", got, len(tc.body), declared)
+			}
+		})
+	}
+}
+
+// TestReadBodyGrowth holds readBody's bound: its buffer is never more than
+// four times the bytes read (or minRead), whatever length is declared, and
+// it reads bodies of every size around its growth steps exactly.
+func TestReadBodyGrowth(t *testing.T) {
+	for _, size := range []int{0, 1, minRead - 1, minRead, minRead + 1, 4*minRead + 7, 1 << 20} {
+		body := bytes.Repeat([]byte{'x'}, size)
+		for _, declared := range []int64{-1, int64(size), 1 << 30} {
+			got, err := readBody(bytes.NewReader(body), declared, nil)
+			if declared > int64(size) {
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Errorf("size %d declared %d: err %v, want unexpected EOF", size, declared, err)
+				}
+			} else if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("size %d declared %d: %d bytes, err %v", size, declared, len(got), err)
+			}
+			if limit := max(4*len(got), minRead); cap(got) > limit {
+				t.Errorf("size %d declared %d: buffer of %d bytes, over %d", size, declared, cap(got), limit)
+			}
+		}
 	}
 }
