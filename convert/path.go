@@ -21,10 +21,11 @@ func ParsePath(s string) (Path, error) {
 	var segs []string
 	if strings.HasPrefix(s, "/") {
 		for _, seg := range strings.Split(s[1:], "/") {
-			if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(seg, "~0", ""), "~1", ""), "~") {
-				return Path{}, fmt.Errorf("path %q: invalid ~ escape in %q (use ~0 for ~ and ~1 for /)", s, seg)
+			key, err := UnescapePointerToken(seg)
+			if err != nil {
+				return Path{}, fmt.Errorf("path %q: %w", s, err)
 			}
-			segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+			segs = append(segs, key)
 		}
 	} else {
 		segs = strings.Split(s, ".")
@@ -54,7 +55,7 @@ func (p Path) Pointer() string {
 	var b strings.Builder
 	for _, s := range p.segs {
 		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
+		b.WriteString(EscapePointerToken(s))
 	}
 	return b.String()
 }

@@ -627,9 +627,14 @@ func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
 		return s.skipStringTrusted(i)
 	case '{', '[':
 		level := 0
+		mc := NewMarkCache()
 		for i < len(d) {
 			switch d[i] {
 			case '"':
+				if j := mc.StringEnd(d, s.Marks, i); j > 0 {
+					i = j
+					continue
+				}
 				end, err := s.skipStringTrusted(i)
 				if err != nil {
 					return end, err
