@@ -2,11 +2,13 @@ package convert_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 func fuzzConverter(t testing.TB) *convert.Converter {
@@ -45,8 +47,14 @@ func FuzzConvert(f *testing.F) {
 		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
 		hub, err := c.Convert(nil, []byte(in), "example.com/v1")
 		if err != nil {
-			if json.Valid([]byte(in)) && !strings.Contains(err.Error(), "object") {
-				t.Fatalf("error without the object: %v", err)
+			// An error about an object the scanner accepts names it.
+			var ce *convert.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a *convert.Error: %v", err, err)
+			}
+			var se *jsonscan.SyntaxError
+			if !errors.As(err, &se) && ce.Name != "f" {
+				t.Fatalf("error does not name object f: %v", err)
 			}
 			return
 		}
