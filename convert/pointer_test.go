@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hubspoke/hubspoke/convert"
@@ -49,5 +50,32 @@ func TestUnusualTopLevelKeys(t *testing.T) {
 	}
 	if string(back) != in {
 		t.Errorf("round trip %s\nwant       %s", back, in)
+	}
+}
+
+// TestStringToIntBeyondTheAPIServer: a decimal string too long for the API
+// server's decoder fails the conversion, naming the rule and the reason,
+// instead of producing an object the API server rejects.
+func TestStringToIntBeyondTheAPIServer(t *testing.T) {
+	rule, err := convert.StringToInt(convert.MustPath("spec.port"), convert.MustPath("spec.port"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{rule}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(port string) []byte {
+		return []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w"},"spec":{"port":"` + port + `"}}`)
+	}
+	big := strings.Repeat("9", 308) // about 1e308: still a float64
+	if out, err := c.Convert(nil, obj(big), "example.com/v1"); err != nil || !strings.Contains(string(out), `"port":`+big+`}`) {
+		t.Fatalf("308 digits: %s, %v", out, err)
+	}
+	_, err = c.Convert(nil, obj(strings.Repeat("9", 400)), "example.com/v1")
+	want := `object w (example.com/v1alpha1 -> example.com/v1) at /spec/port: rule stringToInt spec.port: the string cannot become a number: number 99999999999999999999...9999999999 (400 characters) is out of range`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %v\nwant   %s...", err, want)
 	}
 }

@@ -254,7 +254,7 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 	}
 	if canonicalInt.MatchString(s) {
 		if err := apirules.Number([]byte(s)); err != nil {
-			return nil, false, fmt.Errorf("value %.40q is an integer the API server cannot decode: %v", s, err)
+			return nil, false, fmt.Errorf("the string cannot become a number: %v", err)
 		}
 		return []byte(s), true, nil
 	}
@@ -267,8 +267,9 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 
 // IntToString converts an integer in the spoke field from to its decimal
 // string in the hub field to (8080 -> "8080"). The inverse parses the string;
-// a string that is not an integer fails the conversion. Integers of any size
-// are carried digit for digit.
+// a string that is not an integer fails the conversion. Integers are carried
+// digit for digit, however large, up to what the API server can decode (a
+// finite float64, about 309 digits): a longer one fails the conversion.
 func IntToString(from, to Path) (Rule, error) {
 	if err := checkPair("intToString", from, to); err != nil {
 		return nil, err
