@@ -380,7 +380,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	rv := &wk.rv
 	body := wk.body
 	out := wk.out[:0]
-	if need := len(body) + len(body)/8 + 1024; cap(out) < need {
+	if need := len(body) + len(body)/32 + 1024; cap(out) < need { // the converted objects are about the size of the originals
 		out = make([]byte, 0, need)
 	}
 	out = appendHead(out, rv)
