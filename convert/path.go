@@ -21,11 +21,10 @@ func ParsePath(s string) (Path, error) {
 	var segs []string
 	if strings.HasPrefix(s, "/") {
 		for _, seg := range strings.Split(s[1:], "/") {
-			key, err := UnescapePointerToken(seg)
-			if err != nil {
-				return Path{}, fmt.Errorf("path %q: %w", s, err)
+			if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(seg, "~0", ""), "~1", ""), "~") {
+				return Path{}, fmt.Errorf("path %q: invalid ~ escape in %q (use ~0 for ~ and ~1 for /)", s, seg)
 			}
-			segs = append(segs, key)
+			segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
 		}
 	} else {
 		segs = strings.Split(s, ".")
@@ -55,7 +54,7 @@ func (p Path) Pointer() string {
 	var b strings.Builder
 	for _, s := range p.segs {
 		b.WriteByte('/')
-		b.WriteString(EscapePointerToken(s))
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
 }

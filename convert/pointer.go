@@ -6,8 +6,8 @@ import (
 )
 
 // EscapePointerToken escapes one key for a JSON pointer (RFC 6901): ~
-// becomes ~0 and / becomes ~1. It is hubspoke's one JSON-pointer escaper;
-// Path.Pointer and every error's pointer use it.
+// becomes ~0 and / becomes ~1. It is hubspoke's one JSON-pointer escaper,
+// for every package that writes pointers (crconvert, check).
 func EscapePointerToken(key string) string {
 	if !strings.ContainsAny(key, "~/") {
 		return key
