@@ -254,7 +254,6 @@ func (s *state) elements(raw []byte) ([]node, error) {
 	p := s.subParser(raw)
 	defer s.done(&p)
 	p.pos = 1
-	p.depth++ // inside the array
 	var items []node
 	p.skipSpace()
 	if p.pos < len(raw) && raw[p.pos] == ']' {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hubspoke/hubspoke/internal/jsonscan"
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
 
 // The scanner (package internal/jsonscan, shared with review and apirules)
@@ -23,22 +24,33 @@ type syntaxError = jsonscan.SyntaxError
 
 // parser scans one document. It is reused across conversions (see state).
 type parser struct {
-	s     jsonscan.Scanner // the document and its stop bits
+	data  []byte
 	pos   int
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
+	kinds []byte   // open containers of jsonscan's Value
+	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
 }
 
 func (p *parser) fail(msg string) error { return &syntaxError{Msg: msg, Off: p.pos} }
 
-func (p *parser) skipSpace() { p.pos = jsonscan.SkipSpace(p.s.Data, p.pos) }
+func (p *parser) skipSpace() { p.pos = jsonscan.SkipSpace(p.data, p.pos) }
 
-// reset starts a scan of data, reusing the parser's memory.
+// reset starts a scan of data, reusing the parser's memory. Its values
+// nest inside a ConversionReview's envelope (baseDepth).
 func (p *parser) reset(data []byte) {
-	p.s.Reset(data)
-	p.pos, p.depth = 0, baseDepth
+	p.data, p.pos, p.depth = data, 0, baseDepth
+	p.marks = stopbits.Append(p.marks[:0], data)
 }
+
+// scanner returns a jsonscan.Scanner of the parser's document, sharing its
+// scratch; done hands the scratch back.
+func (p *parser) scanner() jsonscan.Scanner {
+	return jsonscan.Scanner{Data: p.data, Marks: p.marks, Stack: p.kinds}
+}
+
+func (p *parser) done(s *jsonscan.Scanner) { p.kinds = s.Stack }
 
 // parseDocument validates the data the parser was reset to as one JSON
 // value surrounded by optional whitespace and returns its node, with objects
@@ -50,7 +62,7 @@ func (p *parser) parseDocument(t *trie) (node, error) {
 		return node{}, err
 	}
 	p.skipSpace()
-	if p.pos != len(p.s.Data) {
+	if p.pos != len(p.data) {
 		return node{}, p.fail("unexpected data after top-level value")
 	}
 	return n, nil
@@ -59,7 +71,7 @@ func (p *parser) parseDocument(t *trie) (node, error) {
 // value scans one value at p.pos. When t is non-nil and the value is an
 // object, it is expanded (its members recorded, children on t expanded too).
 func (p *parser) value(t *trie) (node, error) {
-	d := p.s.Data
+	d := p.data
 	start := p.pos
 	if t != nil && p.pos < len(d) && d[p.pos] == '{' {
 		o, err := p.object(t)
@@ -68,7 +80,9 @@ func (p *parser) value(t *trie) (node, error) {
 		}
 		return node{raw: d[start:p.pos], obj: o}, nil
 	}
-	end, err := p.s.Value(p.pos, p.depth)
+	s := p.scanner()
+	end, err := s.Value(p.pos, p.depth)
+	p.done(&s)
 	p.pos = end
 	if err != nil {
 		return node{}, err
@@ -82,7 +96,8 @@ func (p *parser) object(t *trie) (*objNode, error) {
 	p.depth++
 	if p.depth > jsonscan.MaxDepth {
 		p.depth--
-		_, err := p.s.Object(p.pos, p.depth+1, nil) // the depth error, where it is
+		s := p.scanner()
+		_, err := s.Object(p.pos, p.depth+1, nil) // the depth error, where it is
 		return nil, err
 	}
 	o, err := p.objectBody(t)
@@ -92,7 +107,8 @@ func (p *parser) object(t *trie) (*objNode, error) {
 
 func (p *parser) objectBody(t *trie) (*objNode, error) {
 	base := len(p.stack)
-	d := p.s.Data
+	d := p.data
+	s := p.scanner()
 	p.pos++ // '{'
 	p.skipSpace()
 	mc := jsonscan.NewMarkCache()
@@ -108,7 +124,7 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 			return nil, p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[p.pos]))
 		}
 		ks := p.pos
-		end, plain, err := p.s.Key(&mc, ks) // plain: no escape before the closing quote
+		end, plain, err := s.Key(&mc, ks) // plain: no escape before the closing quote
 		p.pos = end
 		if err != nil {
 			return nil, err

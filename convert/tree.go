@@ -167,17 +167,21 @@ type state struct {
 // stop-bit memory; done gives it back. A parser made while another is
 // borrowed gets memory of its own.
 func (s *state) subParser(data []byte) parser {
-	p := parser{st: s}
-	p.s.Marks, s.marks = s.marks[:0], nil
+	p := parser{st: s, marks: s.marks[:0]}
+	s.marks = nil
 	p.reset(data)
 	return p
 }
 
 func (s *state) done(p *parser) {
-	if cap(p.s.Marks) <= jsonscan.MaxPooledMarks {
-		s.marks = p.s.Marks[:0]
+	if cap(p.marks) <= maxPooledMarks {
+		s.marks = p.marks[:0]
 	}
 }
+
+// maxPooledMarks is the most stop-bit memory a pooled state keeps for a
+// parser: the marks of a 1 MiB document.
+const maxPooledMarks = jsonscan.MaxPooledMarks
 
 var statePool = sync.Pool{New: func() any {
 	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}
@@ -193,12 +197,15 @@ func putState(s *state) {
 	clear(s.members)
 	clear(s.p.stack)
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
-	s.p.s.Trim()
+	s.p.data = nil
 	s.obj = Object{}
 	if cap(s.scratch) > 1<<20 {
 		s.scratch = nil
 	}
 	s.scratch = s.scratch[:0]
+	if cap(s.p.marks) > maxPooledMarks {
+		s.p.marks = nil
+	}
 	statePool.Put(s)
 }
 

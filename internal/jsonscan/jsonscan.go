@@ -96,7 +96,9 @@ type Scanner struct {
 	// Data is the document; Marks are its stop bits.
 	Data  []byte
 	Marks []uint64
-	kinds []byte // open containers of Value
+	// Stack is scratch memory: the open containers of Value. A caller
+	// that makes Scanners on the fly can keep it between them.
+	Stack []byte
 }
 
 // MaxPooledMarks is the most stop-bit memory (in words) a Scanner kept in
@@ -116,8 +118,8 @@ func (s *Scanner) Trim() {
 	if cap(s.Marks) > MaxPooledMarks {
 		s.Marks = nil
 	}
-	if cap(s.kinds) > 1<<10 {
-		s.kinds = nil
+	if cap(s.Stack) > 1<<10 {
+		s.Stack = nil
 	}
 }
 
@@ -348,14 +350,14 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	}
 	marks := s.Marks
 	mc := NewMarkCache()
-	stack := s.kinds[:0]
+	stack := s.Stack[:0]
 	var err error
 open:
 	if depth+len(stack) >= MaxDepth {
 		return i, errDepth(i)
 	}
 	stack = append(stack, d[i])
-	s.kinds = stack // keep the grown stack for the next document
+	s.Stack = stack // keep the grown stack for the next document
 	i++
 	for i < len(d) && IsSpace(d[i]) {
 		i++
