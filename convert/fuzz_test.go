@@ -3,10 +3,12 @@ package convert_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
@@ -45,7 +47,8 @@ func FuzzConvert(f *testing.F) {
 	c := fuzzConverter(f)
 	f.Fuzz(func(t *testing.T, spec string) {
 		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
-		hub, err := c.Convert(nil, []byte(in), "example.com/v1")
+		var head apirules.Head
+		hub, err := c.ConvertHead(nil, []byte(in), "example.com/v1", &head)
 		if err != nil {
 			// An error about an object the scanner accepts names it.
 			var ce *convert.Error
@@ -60,6 +63,12 @@ func FuzzConvert(f *testing.F) {
 		}
 		if !json.Valid(hub) {
 			t.Fatalf("invalid JSON out: %s", hub)
+		}
+		// The head ConvertHead reports is the head of what it wrote.
+		if want, err := apirules.ReadHead(hub); err != nil {
+			t.Fatalf("output the API server cannot decode: %v: %s", err, hub)
+		} else if !reflect.DeepEqual(head, want) {
+			t.Fatalf("ConvertHead reported %+v, the output holds %+v", head, want)
 		}
 		var s any
 		if json.Unmarshal([]byte(spec), &s) != nil {

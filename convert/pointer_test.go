@@ -1,9 +1,11 @@
 package convert_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 )
 
@@ -78,4 +80,78 @@ func TestStringToIntBeyondTheAPIServer(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("error %v\nwant   %s...", err, want)
 	}
+}
+
+// TestDuplicateHeadKeys: an object holding apiVersion, kind or metadata
+// twice at its top level is refused, since the engine and the API server
+// would read different copies.
+func TestDuplicateHeadKeys(t *testing.T) {
+	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1", Spokes: []convert.Spoke{{Version: "v1alpha1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dup := range []string{`"kind":"Gadget"`, `"metadata":{"name":"x"}`, `"apiVersion":"example.com/v1"`} {
+		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w"},"spec":{},` + dup + `}`
+		_, err := c.Convert(nil, []byte(in), "example.com/v1")
+		key := dup[:strings.Index(dup, ":")]
+		if err == nil || !strings.Contains(err.Error(), "duplicate key "+key) {
+			t.Errorf("%s twice: error %v, want duplicate key %s", key, err, key)
+		}
+	}
+}
+
+// FuzzConvertHead holds ConvertHead to what it writes: the head it reports
+// is the head apirules reads from the output, whatever the metadata, and
+// whether rules changed it (a preserved annotation, a label a Funcs rule
+// adds) or not.
+func FuzzConvertHead(f *testing.F) {
+	for _, m := range []string{`{"name":"w"}`, `{"name":"w","namespace":"","uid":"\u0075","labels":{"a":"b"},"annotations":null}`,
+		`null`, `[]`, `{}`, `{"labels":"x"}`, `{"name":1,"annotations":{"k":"v"}}`, `{"name":"a\"b","labels":{}}`} {
+		f.Add(m, true)
+		f.Add(m, false)
+	}
+	hubOnly, err := convert.HubOnly(convert.MustPath("spec.paused"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	addLabel := func(o *convert.Object) error {
+		if _, ok, _ := o.Get(convert.MustPath("spec.label")); ok {
+			return o.Set(convert.MustPath("metadata.labels.added"), []byte(`"yes"`))
+		}
+		return nil
+	}
+	funcs, err := convert.Funcs("label", addLabel, addLabel)
+	if err != nil {
+		f.Fatal(err)
+	}
+	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{hubOnly, funcs}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, meta string, label bool) {
+		spec := `{"paused":true}`
+		if label {
+			spec = `{"label":1}`
+		}
+		for _, to := range []string{"example.com/v1alpha1", "example.com/v1"} {
+			from := "example.com/v1"
+			if to == from {
+				from = "example.com/v1alpha1"
+			}
+			in := `{"apiVersion":"` + from + `","kind":"Widget","metadata":` + meta + `,"spec":` + spec + `}`
+			head := apirules.Head{Name: []byte("stale")}
+			out, err := c.ConvertHead(nil, []byte(in), to, &head)
+			if err != nil {
+				return
+			}
+			want, err := apirules.ReadHead(out)
+			if err != nil {
+				t.Fatalf("%s -> %s: output the API server cannot decode: %v", in, out, err)
+			}
+			if !reflect.DeepEqual(head, want) {
+				t.Fatalf("%s -> %s:\nConvertHead %+v\noutput      %+v", in, out, head, want)
+			}
+		}
+	})
 }

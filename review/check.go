@@ -7,14 +7,13 @@ import (
 	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
-// selfCheck checks the converted object out against the original in with
-// the rules the API server applies to a conversion webhook's answer
-// (package apirules). It returns the first violation. With trusted (the
-// output of *convert.Converter, which writes only what apirules accepts:
-// its scanner and every value a rule writes are held to the same policy),
-// only the object's top level and metadata are scanned; otherwise the whole
-// object is validated. s is scratch memory for the scan.
-func selfCheck(out []byte, in *object, desired []byte, trusted bool, s *jsonscan.Scanner) error {
+// selfCheck checks the converted object out, written by a converter other
+// than the engine, against the original in with the rules the API server
+// applies to a conversion webhook's answer (package apirules): the whole
+// object is validated, then its head checked. It returns the first
+// violation. (The engine's output is checked from the head it reports;
+// see convertReview.) s is scratch memory for the scan.
+func selfCheck(out []byte, in *object, desired []byte, s *jsonscan.Scanner) error {
 	i := skipSpace(out, 0)
 	if i >= len(out) || out[i] != '{' {
 		if i >= len(out) {
@@ -24,7 +23,7 @@ func selfCheck(out []byte, in *object, desired []byte, trusted bool, s *jsonscan
 	}
 	s.Reset(out)
 	var h apirules.Head
-	end, err := apirules.ScanHead(s, i, apirules.EnvelopeDepth+1, &h, trusted)
+	end, err := apirules.ScanHead(s, i, apirules.EnvelopeDepth+1, &h, false)
 	if err != nil {
 		return fmt.Errorf("the converted object is not JSON the API server decodes: %w", err)
 	}

@@ -82,9 +82,10 @@ type entry struct {
 	kind     string
 	crd      string // metric label: Kind.group
 	versions []string
-	// trusted converters write valid JSON by construction: the self-check
-	// validates only the parts it inspects.
-	trusted bool
+	// engine is conv when it is a *convert.Converter: its output is held
+	// to apirules' JSON policy as it is written, and it reports the head
+	// of what it wrote (ConvertHead), so the self-check need not scan it.
+	engine *convert.Converter
 }
 
 func (e *entry) versionLabel(v []byte) string {
@@ -124,7 +125,7 @@ func NewHandler(opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("review: converter %d is nil", i)
 		}
 		e := &entry{conv: c, group: c.Group(), kind: c.Kind(), versions: slices.Clone(c.Versions())}
-		_, e.trusted = c.(*convert.Converter)
+		e.engine, _ = c.(*convert.Converter)
 		e.crd = e.kind + "." + e.group
 		key := dispatchKey(nil, []byte(e.group), []byte(e.kind))
 		if _, dup := h.byKey[string(key)]; dup {
@@ -168,6 +169,8 @@ type work struct {
 	// scan holds body and its stop bits for decodeLazy; outScan one
 	// converted object, for selfCheck.
 	scan, outScan jsonscan.Scanner
+	// outHead is the head of the object the engine last converted.
+	outHead apirules.Head
 }
 
 type versionCount struct {
@@ -425,11 +428,11 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = append(out, ',')
 		}
 		mark := len(out)
-		res, err := h.convertOne(ctx, e.conv, out, o.raw, desired)
+		res, err := h.convertOne(ctx, e, out, o.raw, desired, &wk.outHead)
 		// A *convert.Converter validates the whole object (with
 		// internal/jsonscan, as decode would: grammar, UTF-8, numbers,
 		// nesting) before it converts it.
-		if !(err == nil && e.trusted) && !validObject(o) {
+		if !(err == nil && e.engine != nil) && !validObject(o) {
 			out = out[:mark]
 			return errInvalidObject
 		}
@@ -443,7 +446,14 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = out[:mark] // the review fails anyway; keep converting to name every failure
 			continue
 		}
-		if err := selfCheck(out[mark:], o, rv.desired, e.trusted, &wk.outScan); err != nil {
+		// The self-check: the engine reports the head of what it wrote;
+		// any other converter's output is read whole.
+		if e.engine != nil {
+			err = apirules.CheckHead(&o.Head, &wk.outHead, rv.desired)
+		} else {
+			err = selfCheck(out[mark:], o, rv.desired, &wk.outScan)
+		}
+		if err != nil {
 			selfCheckFailed = true
 			h.metrics.selfCheckFailures.WithLabelValues(e.crd).Inc()
 			errs = append(errs, objectError(i, o, desired, fmt.Errorf("self-check: %w", err)))
@@ -556,8 +566,9 @@ func appendHead(out []byte, rv *review) []byte {
 	return append(out, rv.uidRaw...)
 }
 
-// convertOne calls c.Convert and turns a panic into an error.
-func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, to string) (out []byte, err error) {
+// convertOne converts obj with e's converter, filling head when it is the
+// engine, and turns a panic into an error.
+func (h *Handler) convertOne(ctx context.Context, e *entry, dst, obj []byte, to string, head *apirules.Head) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.metrics.panics.Inc()
@@ -565,7 +576,10 @@ func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, 
 			out, err = dst, errors.New("internal error: the converter panicked (see the webhook's log)")
 		}
 	}()
-	return c.Convert(dst, obj, to)
+	if e.engine != nil {
+		return e.engine.ConvertHead(dst, obj, to, head)
+	}
+	return e.conv.Convert(dst, obj, to)
 }
 
 func objectError(i int, o *object, to string, err error) *convert.Error {
