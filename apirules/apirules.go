@@ -98,7 +98,6 @@ func ScanHead(s *jsonscan.Scanner, i, depth int, h *Head, trusted bool) (int, er
 		}
 		return end, err
 	}
-	d := s.Data
 	return s.Object(i, depth, func(key []byte, v int) (int, error) {
 		switch string(key) {
 		case "apiVersion":
@@ -106,38 +105,66 @@ func ScanHead(s *jsonscan.Scanner, i, depth int, h *Head, trusted bool) (int, er
 		case "kind":
 			return str(&h.Kind, v, depth)
 		case "metadata":
-			h.Metadata, h.MetadataNotObject = true, false
-			h.Name, h.Namespace, h.UID, h.Labels, h.Annotations = nil, nil, nil, nil, nil
-			if v >= len(d) || d[v] != '{' {
-				h.Metadata = !(v < len(d) && d[v] == 'n')
-				h.MetadataNotObject = h.Metadata
-				return skip(v, depth)
-			}
-			return s.Object(v, depth+1, func(key []byte, v int) (int, error) {
-				switch string(key) {
-				case "name":
-					return str(&h.Name, v, depth+1)
-				case "namespace":
-					return str(&h.Namespace, v, depth+1)
-				case "uid":
-					return str(&h.UID, v, depth+1)
-				case "labels", "annotations":
-					end, err := skip(v, depth+1)
-					raw := d[v:end]
-					if string(raw) == "null" {
-						raw = nil
-					}
-					if key[0] == 'l' {
-						h.Labels = raw
-					} else {
-						h.Annotations = raw
-					}
-					return end, err
-				}
-				return skip(v, depth+1)
-			})
+			return ScanMetadata(s, v, depth, h, trusted)
 		}
 		return skip(v, depth)
+	})
+}
+
+// ScanMetadata scans the value of an object's metadata member at
+// s.Data[i], the object being at nesting depth depth, fills h's metadata
+// fields (Metadata, MetadataNotObject, Name, Namespace, UID, Labels,
+// Annotations) and returns the offset after the value. trusted is as for
+// ScanHead. For hubspoke's own packages (ScanHead, and the engine's report
+// of what it wrote).
+func ScanMetadata(s *jsonscan.Scanner, i, depth int, h *Head, trusted bool) (int, error) {
+	skip := func(v, depth int) (int, error) {
+		if trusted {
+			if end, err := s.SkipTrusted(v, depth); err == nil {
+				return end, nil
+			}
+		}
+		return s.Value(v, depth)
+	}
+	str := func(dst *[]byte, v, depth int) (int, error) {
+		str, end, ok, err := s.StringValue(v, depth)
+		if ok {
+			*dst = str
+		} else {
+			*dst = nil
+		}
+		return end, err
+	}
+	d := s.Data
+	h.Metadata, h.MetadataNotObject = true, false
+	h.Name, h.Namespace, h.UID, h.Labels, h.Annotations = nil, nil, nil, nil, nil
+	if i >= len(d) || d[i] != '{' {
+		h.Metadata = !(i < len(d) && d[i] == 'n')
+		h.MetadataNotObject = h.Metadata
+		return skip(i, depth)
+	}
+	return s.Object(i, depth+1, func(key []byte, v int) (int, error) {
+		switch string(key) {
+		case "name":
+			return str(&h.Name, v, depth+1)
+		case "namespace":
+			return str(&h.Namespace, v, depth+1)
+		case "uid":
+			return str(&h.UID, v, depth+1)
+		case "labels", "annotations":
+			end, err := skip(v, depth+1)
+			raw := d[v:end]
+			if string(raw) == "null" {
+				raw = nil
+			}
+			if key[0] == 'l' {
+				h.Labels = raw
+			} else {
+				h.Annotations = raw
+			}
+			return end, err
+		}
+		return skip(v, depth+1)
 	})
 }
 

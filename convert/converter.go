@@ -26,10 +26,7 @@ type Spoke struct {
 
 // Converter converts the objects of one group and kind between the versions
 // of a Definition, through the hub. It is safe for concurrent use.
-//
-// It refuses an object that holds twice a member the API server compares
-// or takes from a webhook's answer (apiVersion, kind, metadata, and
-// metadata's name, namespace, uid, labels and annotations).
+
 type Converter struct {
 	group, kind, hub string
 	versions         []string
@@ -43,9 +40,7 @@ func New(def Definition) (*Converter, error) {
 		return nil, fmt.Errorf("definition needs a group, a kind and a hub version")
 	}
 	c := &Converter{group: def.Group, kind: def.Kind, hub: def.Hub, versions: []string{def.Hub}, spokes: map[string][]Rule{}, trie: &trie{}}
-	for _, segs := range headKeys {
-		c.trie.add(Path{segs: segs})
-	}
+	c.trie.add(Path{segs: []string{"apiVersion"}})
 	for _, s := range def.Spokes {
 		if s.Version == "" {
 			return nil, fmt.Errorf("a spoke has no version")

@@ -82,24 +82,6 @@ func TestStringToIntBeyondTheAPIServer(t *testing.T) {
 	}
 }
 
-// TestDuplicateHeadKeys: an object holding apiVersion, kind or metadata
-// twice at its top level is refused, since the engine and the API server
-// would read different copies.
-func TestDuplicateHeadKeys(t *testing.T) {
-	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1", Spokes: []convert.Spoke{{Version: "v1alpha1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dup := range []string{`"kind":"Gadget"`, `"metadata":{"name":"x"}`, `"apiVersion":"example.com/v1"`} {
-		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w"},"spec":{},` + dup + `}`
-		_, err := c.Convert(nil, []byte(in), "example.com/v1")
-		key := dup[:strings.Index(dup, ":")]
-		if err == nil || !strings.Contains(err.Error(), "duplicate key "+key) {
-			t.Errorf("%s twice: error %v, want duplicate key %s", key, err, key)
-		}
-	}
-}
-
 // FuzzConvertHead holds ConvertHead to what it writes: the head it reports
 // is the head apirules reads from the output, whatever the metadata, and
 // whether rules changed it (a preserved annotation, a label a Funcs rule
