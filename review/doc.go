@@ -7,9 +7,12 @@
 // sub-slice of the body) to the Converter registered for the object's group
 // and kind, and appends the converted objects straight into a pooled
 // response buffer. Every response is checked against the rules the API
-// server applies to a webhook's answer (count, apiVersion, kind, name,
-// namespace, uid, labels, annotations) before it is sent; a violation turns
-// the review into a Failure with a clear message.
+// server applies to a webhook's answer (package apirules: count,
+// apiVersion, kind, name, namespace, uid, metadata, labels, annotations,
+// JSON the API server decodes) before it is sent; a violation turns the
+// review into a Failure with a clear message. Bodies are read with
+// internal/jsonscan, whose policy is the API server's decoder: valid UTF-8,
+// numbers within float64, nesting within 10000 levels.
 //
 // Memory: a request body is read into a buffer that grows with the bytes
 // that arrive (at most four times what has arrived, never past the
