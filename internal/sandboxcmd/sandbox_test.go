@@ -74,7 +74,8 @@ func TestSandbox(t *testing.T) {
 	for _, want := range []string{
 		"kubeconfig: " + kubeconfig + "\n",
 		"KUBECONFIG=" + kubeconfig + " kubectl",
-		"hubspoke-system/hubspoke-webhook -> https://127.0.0.1:",
+		"service hubspoke-system/hubspoke-webhook -> pod 10.244.",
+		"(listening on 127.0.0.1:",
 		"installed:  widgets.example.com",
 		"/convert, converting Widget.example.com",
 		"metrics:    https://127.0.0.1:",

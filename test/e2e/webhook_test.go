@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,11 +20,13 @@ import (
 
 // handWebhook is a minimal ConversionReview (v1) webhook for the Widget
 // example written by hand: v1alpha1 spec.replicas <-> v1 spec.size. It
-// proves the sandbox's plumbing (service resolution, TLS, caBundle)
+// proves the sandbox's plumbing (Service, EndpointSlice, pod network, TLS,
+// caBundle)
 // independently of hubspoke's own server.
 type handWebhook struct {
 	*httptest.Server
-	objects atomic.Int64 // objects converted so far
+	endpoint *sandbox.Endpoint // of the Service, in the sandbox's pod network
+	objects  atomic.Int64      // objects converted so far
 }
 
 func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook, error) {
@@ -38,8 +42,10 @@ func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook
 	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
 	h.TLS = &tls.Config{Certificates: []tls.Certificate{tlsCert}}
 	h.StartTLS()
-	if err := sb.RegisterService(sandbox.Service{
-		Namespace: namespace, Name: name, Port: 443,
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if h.endpoint, err = sb.AddEndpoint(ctx, sandbox.EndpointOptions{
+		Namespace: namespace, Service: name,
 		Addr: h.Listener.Addr().String(), CABundle: cert.CA,
 	}); err != nil {
 		h.Close()
