@@ -75,6 +75,7 @@ type Endpoint struct {
 	mu      sync.Mutex
 	ready   bool
 	removed bool
+	changed chan struct{} // closed and replaced when ready changes
 
 	stopProbe context.CancelFunc
 	probeDone chan struct{}
@@ -84,9 +85,9 @@ type Endpoint struct {
 // creates the Service if missing, gives the process a pod IP, routes the
 // pod's ports to opts.Addr, and writes the Service's EndpointSlice. With a
 // ReadinessPath, the endpoint starts not ready and becomes ready at the
-// first successful probe; AddEndpoint waits for it up to ctx's end.
-// Several endpoints may serve one Service; the API server picks a ready one
-// at random for each connection.
+// first successful probe (see WaitReady). Several endpoints may serve one
+// Service: the API server picks a ready one at random each time it opens a
+// connection, and keeps using a connection it has open, as in a cluster.
 func (s *Sandbox) AddEndpoint(ctx context.Context, opts EndpointOptions) (*Endpoint, error) {
 	if opts.Namespace == "" || opts.Service == "" {
 		return nil, fmt.Errorf("sandbox: add endpoint: namespace and service are required")
@@ -107,7 +108,7 @@ func (s *Sandbox) AddEndpoint(ctx context.Context, opts EndpointOptions) (*Endpo
 	if err != nil {
 		return nil, err
 	}
-	e := &Endpoint{s: s, opts: opts, ip: ip, key: [2]string{opts.Namespace, opts.Service}, ready: opts.ReadinessPath == ""}
+	e := &Endpoint{s: s, opts: opts, ip: ip, key: [2]string{opts.Namespace, opts.Service}, ready: opts.ReadinessPath == "", changed: make(chan struct{})}
 	for _, port := range targetPorts(svc) {
 		s.net.route(netip.AddrPortFrom(ip, uint16(port)), opts.Addr)
 	}
@@ -127,13 +128,7 @@ func (s *Sandbox) AddEndpoint(ctx context.Context, opts EndpointOptions) (*Endpo
 	if opts.ReadinessPath != "" {
 		probeCtx, cancel := context.WithCancel(context.Background())
 		e.stopProbe, e.probeDone = cancel, make(chan struct{})
-		firstReady := make(chan struct{})
-		go e.probeLoop(probeCtx, firstReady)
-		select {
-		case <-firstReady:
-		case <-ctx.Done():
-			return nil, errors.Join(fmt.Errorf("sandbox: endpoint %s of %s/%s not ready: %w", opts.Addr, opts.Namespace, opts.Service, ctx.Err()), e.Remove(context.Background()))
-		}
+		go e.probeLoop(probeCtx)
 	}
 	return e, nil
 }
@@ -161,13 +156,40 @@ func (e *Endpoint) SetReady(ctx context.Context, ready bool) error {
 		e.mu.Unlock()
 		return fmt.Errorf("sandbox: endpoint %s of %s/%s was removed", e.ip, e.key[0], e.key[1])
 	}
-	changed := e.ready != ready
-	e.ready = ready
-	e.mu.Unlock()
-	if !changed {
+	if e.ready == ready {
+		e.mu.Unlock()
 		return nil
 	}
-	return e.s.syncEndpointSlice(ctx, e.key[0], e.key[1])
+	e.ready = ready
+	e.mu.Unlock()
+	err := e.s.syncEndpointSlice(ctx, e.key[0], e.key[1])
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	return err
+}
+
+// WaitReady waits until the endpoint's ready condition is true in the
+// EndpointSlice (the first successful probe, for an endpoint with a
+// ReadinessPath), or ctx ends.
+func (e *Endpoint) WaitReady(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		ready, removed, changed := e.ready, e.removed, e.changed
+		e.mu.Unlock()
+		switch {
+		case removed:
+			return fmt.Errorf("sandbox: endpoint %s of %s/%s was removed", e.ip, e.key[0], e.key[1])
+		case ready:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: endpoint %s (%s) of %s/%s not ready: %w", e.ip, e.opts.Addr, e.key[0], e.key[1], ctx.Err())
+		}
+	}
 }
 
 // Remove takes the endpoint out of the Service's EndpointSlice and the pod
@@ -180,6 +202,8 @@ func (e *Endpoint) Remove(ctx context.Context) error {
 		return nil
 	}
 	e.removed = true
+	close(e.changed) // wakes WaitReady
+	e.changed = make(chan struct{})
 	e.mu.Unlock()
 	if e.stopProbe != nil {
 		e.stopProbe()
@@ -208,7 +232,7 @@ func (e *Endpoint) Remove(ctx context.Context) error {
 
 // probeLoop probes the endpoint's readiness path every ProbePeriod and
 // writes its ready condition when the kubelet would change it.
-func (e *Endpoint) probeLoop(ctx context.Context, firstReady chan struct{}) {
+func (e *Endpoint) probeLoop(ctx context.Context) {
 	defer close(e.probeDone)
 	client := &http.Client{
 		Timeout: time.Second, // the kubelet's default timeoutSeconds
@@ -230,10 +254,7 @@ func (e *Endpoint) probeLoop(ctx context.Context, firstReady chan struct{}) {
 		}
 		switch {
 		case ok && successes >= SuccessThreshold && !e.Ready():
-			if err := e.SetReady(ctx, true); err == nil && firstReady != nil {
-				close(firstReady)
-				firstReady = nil
-			}
+			_ = e.SetReady(ctx, true)
 		case !ok && failures >= FailureThreshold && e.Ready():
 			_ = e.SetReady(ctx, false)
 		}

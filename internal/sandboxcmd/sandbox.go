@@ -268,7 +268,13 @@ func serveWebhook(sb *sandbox.Sandbox, out io.Writer, o runOptions, convs []revi
 		Namespace: o.namespace, Service: o.name, Addr: addr,
 		ReadinessPath: "/readyz", CABundle: cert.CA,
 	})
+	if err == nil {
+		err = ep.WaitReady(addCtx)
+	}
 	if err != nil {
+		if ep != nil {
+			err = errors.Join(err, ep.Remove(context.Background()))
+		}
 		return nil, errors.Join(err, stop())
 	}
 	stopServer := stop

@@ -26,7 +26,9 @@ import (
 type handWebhook struct {
 	*httptest.Server
 	endpoint *sandbox.Endpoint // of the Service, in the sandbox's pod network
+	ca       []byte            // the CA of its serving certificate
 	objects  atomic.Int64      // objects converted so far
+	notReady atomic.Bool       // /readyz answers 503
 }
 
 func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook, error) {
@@ -34,6 +36,19 @@ func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook
 	if err != nil {
 		return nil, err
 	}
+	h, err := newHandWebhook(cert)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.register(sb, namespace, name, ""); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHandWebhook serves the hand webhook on loopback with cert.
+func newHandWebhook(cert *sandbox.ServiceCert) (*handWebhook, error) {
 	tlsCert, err := cert.TLSCertificate()
 	if err != nil {
 		return nil, err
@@ -42,19 +57,30 @@ func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook
 	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
 	h.TLS = &tls.Config{Certificates: []tls.Certificate{tlsCert}}
 	h.StartTLS()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if h.endpoint, err = sb.AddEndpoint(ctx, sandbox.EndpointOptions{
-		Namespace: namespace, Service: name,
-		Addr: h.Listener.Addr().String(), CABundle: cert.CA,
-	}); err != nil {
-		h.Close()
-		return nil, err
-	}
+	h.ca = cert.CA
 	return h, nil
 }
 
+// register makes the webhook an endpoint of the Service namespace/name,
+// probed at readinessPath if not empty.
+func (h *handWebhook) register(sb *sandbox.Sandbox, namespace, name, readinessPath string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	h.endpoint, err = sb.AddEndpoint(ctx, sandbox.EndpointOptions{
+		Namespace: namespace, Service: name,
+		Addr: h.Listener.Addr().String(), CABundle: h.ca, ReadinessPath: readinessPath,
+	})
+	return err
+}
+
 func (h *handWebhook) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/readyz" {
+		if h.notReady.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		}
+		return
+	}
 	var review apiextensionsv1.ConversionReview
 	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
 		http.Error(w, fmt.Sprintf("bad review: %v", err), http.StatusBadRequest)
