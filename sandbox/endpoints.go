@@ -61,6 +61,10 @@ type EndpointOptions struct {
 	// certificate: CRDs whose conversion webhook names the Service get it
 	// as their caBundle, as cert-manager's cainjector would do.
 	CABundle []byte
+
+	// inProcess, if set, takes the pod network's connections for this
+	// endpoint directly (ServeWebhook's server) instead of a dial to Addr.
+	inProcess *connListener
 }
 
 // Endpoint is one process behind a Service: an address in the sandbox's
@@ -110,7 +114,7 @@ func (s *Sandbox) AddEndpoint(ctx context.Context, opts EndpointOptions) (*Endpo
 	}
 	e := &Endpoint{s: s, opts: opts, ip: ip, key: [2]string{opts.Namespace, opts.Service}, ready: opts.ReadinessPath == "", changed: make(chan struct{})}
 	for _, port := range targetPorts(svc) {
-		s.net.route(netip.AddrPortFrom(ip, uint16(port)), opts.Addr)
+		s.net.route(netip.AddrPortFrom(ip, uint16(port)), podTarget{addr: opts.Addr, ln: opts.inProcess})
 	}
 	n := s.net
 	n.mu.Lock()

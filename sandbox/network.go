@@ -23,13 +23,13 @@ type network struct {
 	ln  net.Listener
 
 	mu    sync.Mutex
-	next  netip.Addr                // next pod IP to hand out
-	pods  map[netip.AddrPort]string // pod address → loopback listener
-	conns map[net.Conn]struct{}     // open proxy connections
-	wg    sync.WaitGroup            // accept loop and connections
-	cas   map[[2]string][]byte      // namespace/service → CA bundle to inject
-	svcMu map[[2]string]*sync.Mutex // serialises EndpointSlice writes per service
-	eps   map[[2]string][]*Endpoint // namespace/service → endpoints
+	next  netip.Addr                   // next pod IP to hand out
+	pods  map[netip.AddrPort]podTarget // pod address → where it leads
+	conns map[net.Conn]struct{}        // open proxy connections
+	wg    sync.WaitGroup               // accept loop and connections
+	cas   map[[2]string][]byte         // namespace/service → CA bundle to inject
+	svcMu map[[2]string]*sync.Mutex    // serialises EndpointSlice writes per service
+	eps   map[[2]string][]*Endpoint    // namespace/service → endpoints
 	_     struct{}
 }
 
@@ -42,7 +42,7 @@ func newNetwork(socket string, log *slog.Logger) (*network, error) {
 		log:   log,
 		ln:    ln,
 		next:  netip.MustParsePrefix(PodCIDR).Addr().Next().Next(), // 10.244.0.2, as a node's first pod
-		pods:  map[netip.AddrPort]string{},
+		pods:  map[netip.AddrPort]podTarget{},
 		conns: map[net.Conn]struct{}{},
 		cas:   map[[2]string][]byte{},
 		svcMu: map[[2]string]*sync.Mutex{},
@@ -65,9 +65,17 @@ func (n *network) allocate() (netip.Addr, error) {
 	return ip, nil
 }
 
-func (n *network) route(pod netip.AddrPort, addr string) {
+// podTarget is where a pod address leads: a loopback address to dial or,
+// for a server in this process, a listener that takes the proxied
+// connection as it is (no second socket, no copying).
+type podTarget struct {
+	addr string
+	ln   *connListener // nil: dial addr
+}
+
+func (n *network) route(pod netip.AddrPort, target podTarget) {
 	n.mu.Lock()
-	n.pods[pod] = addr
+	n.pods[pod] = target
 	n.mu.Unlock()
 }
 
@@ -102,7 +110,12 @@ func (n *network) serve() {
 // pod address with no listener registered, or whose listener is gone,
 // is refused.
 func (n *network) handle(c net.Conn) {
-	defer c.Close()
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			c.Close()
+		}
+	}()
 	br := bufio.NewReader(c)
 	req, err := http.ReadRequest(br)
 	if err != nil {
@@ -113,10 +126,27 @@ func (n *network) handle(c net.Conn) {
 		return
 	}
 	target := req.Host
-	addr, err := n.lookup(target)
+	to, err := n.lookup(target)
+	if err == nil && to.ln != nil {
+		if to.ln.isClosed() {
+			err = fmt.Errorf("dial tcp %s: connect: connection refused", target)
+		} else {
+			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+				return
+			}
+			var conn net.Conn = c
+			if br.Buffered() > 0 {
+				conn = &bufferedConn{Conn: c, r: br}
+			}
+			if to.ln.deliver(conn) {
+				handedOff = true
+			}
+			return
+		}
+	}
 	var up net.Conn
 	if err == nil {
-		up, err = net.DialTimeout("tcp", addr, 5*time.Second)
+		up, err = net.DialTimeout("tcp", to.addr, 5*time.Second)
 		if err != nil {
 			// "dial tcp 127.0.0.1:PORT: connect: connection refused"
 			// names the loopback address; say it of the pod's.
@@ -158,19 +188,75 @@ func (n *network) handle(c net.Conn) {
 	<-done
 }
 
-func (n *network) lookup(target string) (string, error) {
+func (n *network) lookup(target string) (podTarget, error) {
 	ap, err := netip.ParseAddrPort(target)
 	if err != nil {
-		return "", fmt.Errorf("dial tcp %s: %w", target, err)
+		return podTarget{}, fmt.Errorf("dial tcp %s: %w", target, err)
 	}
 	n.mu.Lock()
-	addr, ok := n.pods[ap]
+	to, ok := n.pods[ap]
 	n.mu.Unlock()
 	if !ok {
-		return "", fmt.Errorf("dial tcp %s: connect: connection refused", target)
+		return podTarget{}, fmt.Errorf("dial tcp %s: connect: connection refused", target)
 	}
-	return addr, nil
+	return to, nil
 }
+
+// connListener is a net.Listener whose connections the pod network hands
+// over: an in-process server's side of the pod network.
+type connListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newConnListener(addr net.Addr) *connListener {
+	return &connListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+func (l *connListener) isClosed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// deliver hands c to the server; false if the listener closed first.
+func (l *connListener) deliver(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+// bufferedConn reads what the proxy's reader buffered before the socket.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // close stops the proxy and cuts its connections.
 func (n *network) close() {

@@ -65,7 +65,7 @@ func TestPodNetwork(t *testing.T) {
 		t.Fatalf("pod IP %s outside %s", ip, PodCIDR)
 	}
 	pod := netip.AddrPortFrom(ip, DefaultTargetPort)
-	n.route(pod, ln.Addr().String())
+	n.route(pod, podTarget{addr: ln.Addr().String()})
 
 	t.Run("registered", func(t *testing.T) {
 		status, c := connect(t, socket, pod.String())
@@ -98,6 +98,36 @@ func TestPodNetwork(t *testing.T) {
 		}
 		if strings.Contains(status, "127.0.0.1") {
 			t.Errorf("status %q names the loopback listener; want the pod's address only", status)
+		}
+	})
+	t.Run("in-process server", func(t *testing.T) {
+		ip, err := n.allocate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := netip.AddrPortFrom(ip, DefaultTargetPort)
+		cl := newConnListener(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		n.route(pod, podTarget{addr: "127.0.0.1:1", ln: cl})
+		go func() {
+			c, err := cl.Accept()
+			if err != nil {
+				return
+			}
+			io.Copy(c, c)
+			c.Close()
+		}()
+		status, c := connect(t, socket, pod.String())
+		if status != "200 Connection established" {
+			t.Fatalf("status %q, want 200", status)
+		}
+		io.WriteString(c, "pong")
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "pong" {
+			t.Errorf("echo through the handed-over connection = %q, %v; want pong", buf, err)
+		}
+		cl.Close()
+		if status, _ := connect(t, socket, pod.String()); status != "502 dial tcp "+pod.String()+": connect: connection refused" {
+			t.Errorf("after the server closed: status %q, want connection refused", status)
 		}
 	})
 	t.Run("not CONNECT", func(t *testing.T) {

@@ -70,13 +70,25 @@ func (s *Sandbox) ServeWebhookWithCert(namespace, name string, cert *ServiceCert
 	}
 	s.webhooks = append(s.webhooks, w)
 	s.mu.Unlock()
+	// The server answers on its loopback port (probes, /metrics, a
+	// CRD naming it by URL) and takes the API server's connections from
+	// the pod network as they are, without a second socket.
+	fromPods := newConnListener(ln.Addr())
 	go func() {
-		w.done <- w.srv.ServeTLS(ln, "", "")
+		errs := make(chan error, 2)
+		go func() { errs <- w.srv.ServeTLS(fromPods, "", "") }()
+		errs <- w.srv.ServeTLS(ln, "", "")
+		err1, err2 := <-errs, <-errs
+		if !errors.Is(err1, http.ErrServerClosed) {
+			w.done <- err1
+		} else {
+			w.done <- err2
+		}
 		close(w.done)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), defaultWait)
 	defer cancel()
-	w.endpoint, err = s.AddEndpoint(ctx, EndpointOptions{Namespace: namespace, Service: name, Addr: ln.Addr().String(), CABundle: cert.CA})
+	w.endpoint, err = s.AddEndpoint(ctx, EndpointOptions{Namespace: namespace, Service: name, Addr: ln.Addr().String(), CABundle: cert.CA, inProcess: fromPods})
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
