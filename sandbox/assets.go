@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // KubernetesVersion is the release of kube-apiserver a sandbox runs: the
@@ -147,6 +148,9 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer) error {
 	}
 	if progress != nil {
 		fmt.Fprintf(progress, "hubspoke sandbox: building kube-apiserver %s and etcd into %s (once; several minutes from an empty Go build cache)\n", KubernetesVersion, dir)
+		if testing.Testing() {
+			fmt.Fprintln(progress, "hubspoke sandbox: in a test this can outlast go test's timeout (10 minutes by default): build first with `go run github.com/hubspoke/hubspoke/cmd/hubspoke sandbox assets`")
+		}
 	}
 	tmp, err := os.MkdirTemp(dir, ".build-")
 	if err != nil {
