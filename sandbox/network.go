@@ -30,7 +30,6 @@ type network struct {
 	cas   map[[2]string][]byte         // namespace/service → CA bundle to inject
 	svcMu map[[2]string]*sync.Mutex    // serialises EndpointSlice writes per service
 	eps   map[[2]string][]*Endpoint    // namespace/service → endpoints
-	_     struct{}
 }
 
 func newNetwork(socket string, log *slog.Logger) (*network, error) {
@@ -76,12 +75,6 @@ type podTarget struct {
 func (n *network) route(pod netip.AddrPort, target podTarget) {
 	n.mu.Lock()
 	n.pods[pod] = target
-	n.mu.Unlock()
-}
-
-func (n *network) unroute(pod netip.AddrPort) {
-	n.mu.Lock()
-	delete(n.pods, pod)
 	n.mu.Unlock()
 }
 
