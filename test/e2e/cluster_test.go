@@ -364,4 +364,14 @@ func TestNotReadyEndpointGetsNoConversions(t *testing.T) {
 	if b.objects.Load() < 21 {
 		t.Errorf("endpoint b, ready, converted %d objects, want all 21", b.objects.Load())
 	}
+
+	// b's /readyz fails: after the kubelet's three failed probes its
+	// endpoint is not ready again.
+	b.notReady.Store(true)
+	eventually(t, "b not ready after its probe fails", func() error {
+		if b.endpoint.Ready() {
+			return errors.New("still ready")
+		}
+		return nil
+	})
 }
