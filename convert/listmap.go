@@ -35,6 +35,7 @@ type listMapRule struct {
 	key      string
 	keyType  KeyType
 	order    Order
+	spokeMap bool // the spoke holds the map and the hub the list
 }
 
 // ListToMap converts the spoke list from, whose items are objects with a
@@ -43,7 +44,19 @@ type listMapRule struct {
 // overwrite one another; so do items that are not objects or whose key is
 // missing or of the wrong type.
 func ListToMap(from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
-	if err := checkPair("listToMap", from, to); err != nil {
+	return listMap("listToMap", from, to, key, keyType, order)
+}
+
+// MapToList is ListToMap the other way round: the spoke field from holds
+// the map and the hub field to the list. The order of a list that is not
+// sorted by key is kept on the way to the spoke.
+func MapToList(from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
+	return listMap("mapToList", from, to, key, keyType, order)
+}
+
+func listMap(kind string, from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
+	f, t, err := checkPair(kind, from, to)
+	if err != nil {
 		return nil, err
 	}
 	if key == "" {
@@ -63,11 +76,16 @@ func ListToMap(from, to Path, key string, keyType KeyType, order Order) (Rule, e
 	default:
 		return nil, fmt.Errorf("listToMap %s: order must be keep or ignore, got %q", from, order)
 	}
-	return &listMapRule{from: from, to: to, key: key, keyType: keyType, order: order}, nil
+	r := &listMapRule{from: f, to: t, key: key, keyType: keyType, order: order, spokeMap: kind == "mapToList"}
+	return scoped(r, from), nil
 }
 
 func (r *listMapRule) String() string {
-	s := fmt.Sprintf("listToMap %s", r.from)
+	kind := "listToMap"
+	if r.spokeMap {
+		kind = "mapToList"
+	}
+	s := fmt.Sprintf("%s %s", kind, r.from)
 	if !r.from.Equal(r.to) {
 		s += " -> " + r.to.String()
 	}
@@ -77,26 +95,34 @@ func (r *listMapRule) String() string {
 func (r *listMapRule) paths() []Path { return []Path{r.from, r.to} }
 
 func (r *listMapRule) ToHub(o *Object) error {
-	return move(o, r, r.from, r.to, func(n node) (node, error) { return r.listToMap(o, n) })
+	if r.spokeMap {
+		return move(o, r, r.from, r.to, func(n node) (node, error) { return r.mapToList(o, n, r.from) })
+	}
+	return move(o, r, r.from, r.to, func(n node) (node, error) { return r.listToMap(o, n, r.from, r.to) })
 }
 
 func (r *listMapRule) FromHub(o *Object) error {
-	return move(o, r, r.to, r.from, func(n node) (node, error) { return r.mapToList(o, n) })
+	if r.spokeMap {
+		return move(o, r, r.to, r.from, func(n node) (node, error) { return r.listToMap(o, n, r.to, r.from) })
+	}
+	return move(o, r, r.to, r.from, func(n node) (node, error) { return r.mapToList(o, n, r.to) })
 }
 
-func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
+// listToMap converts the list n read at listPath into the map written at
+// mapPath; the list's order is kept under mapPath.
+func (r *listMapRule) listToMap(o *Object, n node, listPath, mapPath Path) (node, error) {
 	if n.kind() != '[' {
-		return node{}, ruleErr(r, r.from, "value is %s, not a list", describe(n))
+		return node{}, ruleErr(r, listPath, "value is %s, not a list", describe(n))
 	}
 	items, err := o.st.elements(n.raw)
 	if err != nil {
-		return node{}, wrapRuleErr(r, r.from, err)
+		return node{}, wrapRuleErr(r, listPath, err)
 	}
 	keys := make([]string, 0, len(items))
 	seen := make(map[string]int, len(items))
 	vals := make([][]byte, 0, len(items))
 	for i := range items {
-		at := Path{segs: append(slices.Clone(r.from.segs), strconv.Itoa(i))}
+		at := Path{segs: append(slices.Clone(listPath.segs), strconv.Itoa(i))}
 		it := &items[i]
 		if ok, err := o.st.expand(it); err != nil {
 			return node{}, wrapRuleErr(r, at, err)
@@ -151,18 +177,20 @@ func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
 	}
 	out = append(out, '}')
 	if r.order == OrderKeep && !slices.IsSorted(keys) {
-		if err := o.keepOrder(o.from, r.to, keys); err != nil {
-			return node{}, wrapRuleErr(r, r.to, err)
+		if err := o.keepOrder(o.from, mapPath, keys); err != nil {
+			return node{}, wrapRuleErr(r, mapPath, err)
 		}
 	}
 	return node{raw: o.st.keep(out)}, nil
 }
 
-func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
+// mapToList converts the map n read at mapPath into a list, in the order
+// kept under mapPath.
+func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	if ok, err := o.st.expand(&n); err != nil {
-		return node{}, wrapRuleErr(r, r.to, err)
+		return node{}, wrapRuleErr(r, mapPath, err)
 	} else if !ok {
-		return node{}, ruleErr(r, r.to, "value is %s, not a map", describe(n))
+		return node{}, ruleErr(r, mapPath, "value is %s, not a map", describe(n))
 	}
 	// Order: the kept order first (keys still present), then the rest in
 	// the map's order; sorted when order does not matter.
@@ -172,9 +200,9 @@ func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
 			idx = append(idx, i)
 		}
 	}
-	kept, err := o.takeOrder(o.to, r.to)
+	kept, err := o.takeOrder(o.to, mapPath)
 	if err != nil {
-		return node{}, wrapRuleErr(r, r.to, err)
+		return node{}, wrapRuleErr(r, mapPath, err)
 	}
 	switch {
 	case r.order == OrderIgnore:
@@ -211,7 +239,7 @@ func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
 	for j, i := range idx {
 		m := &n.obj.members[i]
 		k := decodeKey(m.rawKey)
-		at := Path{segs: append(slices.Clone(r.to.segs), k)}
+		at := Path{segs: append(slices.Clone(mapPath.segs), k)}
 		v := &m.val
 		if ok, err := o.st.expand(v); err != nil {
 			return node{}, wrapRuleErr(r, at, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Object is the raw JSON of one object while it is converted. Rules and Go
@@ -20,6 +21,38 @@ type Object struct {
 	// hub and spoke).
 	from, to string
 	pres     preservation
+
+	// An item of a list or map that a scoped rule runs on is an Object of
+	// its own, with the item under itemKey. top is the whole object (nil
+	// on the whole object itself), which holds the preserved annotation;
+	// keyBase names the item in that annotation (by list-map key or by
+	// position) and ptrBase is the item's JSON pointer, for errors.
+	top              *Object
+	keyBase, ptrBase string
+}
+
+// whole returns the whole object o is part of.
+func (o *Object) whole() *Object {
+	if o.top != nil {
+		return o.top
+	}
+	return o
+}
+
+// pointer returns the JSON pointer of p in the whole object.
+func (o *Object) pointer(p Path) string {
+	if o.top == nil {
+		return p.plainPointer()
+	}
+	return o.ptrBase + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
+}
+
+// stashKey names p in the preserved annotation.
+func (o *Object) stashKey(p Path) string {
+	if o.top == nil {
+		return p.plainPointer()
+	}
+	return o.keyBase + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
 }
 
 // FromVersion is the version the object is converted from in this step.

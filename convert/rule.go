@@ -25,7 +25,7 @@ type pathRule interface {
 
 // ruleErr builds the Error of a rule failing at p.
 func ruleErr(r Rule, p Path, format string, args ...any) error {
-	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: fmt.Errorf(format, args...)}
+	return &Error{Index: -1, Pointer: p.plainPointer(), Rule: r.String(), Err: fmt.Errorf(format, args...)}
 }
 
 // wrapRuleErr attaches the rule to an error from the object model.
@@ -39,7 +39,7 @@ func wrapRuleErr(r Rule, p Path, err error) error {
 		}
 		return e
 	}
-	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: err}
+	return &Error{Index: -1, Pointer: p.plainPointer(), Rule: r.String(), Err: err}
 }
 
 // Func is a conversion written in Go, on the same raw object API as rules.
@@ -90,7 +90,7 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 	if d, err := o.lookup(dst); err != nil {
 		return wrapRuleErr(r, dst, err)
 	} else if d != nil {
-		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", src.Pointer(), dst.Pointer(), dst.Pointer())
+		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
 	}
 	// Same parent: rename the key in place, so it keeps its position.
 	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) == len(src.segs)-1 {
@@ -130,15 +130,21 @@ func (o *Object) markPath(p Path) error {
 	return nil
 }
 
-func checkPair(kind string, from, to Path) error {
+// checkPair checks the two paths of a rule and returns the paths its rule
+// runs on: the paths themselves, or for paths through lists and maps, their
+// inner paths (see scopedRule).
+func checkPair(kind string, from, to Path) (Path, Path, error) {
 	if err := checkRulePath(from); err != nil {
-		return fmt.Errorf("%s: from: %w", kind, err)
+		return Path{}, Path{}, fmt.Errorf("%s: from: %w", kind, err)
 	}
 	if err := checkRulePath(to); err != nil {
-		return fmt.Errorf("%s: to: %w", kind, err)
+		return Path{}, Path{}, fmt.Errorf("%s: to: %w", kind, err)
+	}
+	if err := checkScopes(kind, from, to); err != nil {
+		return Path{}, Path{}, err
 	}
 	if !from.Equal(to) && (from.HasPrefix(to) || to.HasPrefix(from)) {
-		return fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
+		return Path{}, Path{}, fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
 	}
-	return nil
+	return from.innerPath(), to.innerPath(), nil
 }
