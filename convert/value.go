@@ -3,9 +3,9 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"

@@ -328,4 +328,3 @@ func buildFuncs(b *build) error {
 	b.spec.Rule = r
 	return nil
 }
-
