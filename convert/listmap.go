@@ -192,8 +192,6 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	} else if !ok {
 		return node{}, ruleErr(r, mapPath, "value is %s, not a map", describe(n))
 	}
-	// Order: the kept order first (keys still present), then the rest in
-	// the map's order; sorted when order does not matter.
 	idx := make([]int, 0, len(n.obj.members))
 	for i := range n.obj.members {
 		if !n.obj.members[i].deleted {
@@ -204,37 +202,29 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	if err != nil {
 		return node{}, wrapRuleErr(r, mapPath, err)
 	}
-	switch {
-	case r.order == OrderIgnore:
-		slices.SortStableFunc(idx, func(a, b int) int {
-			ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
-			switch {
-			case ka < kb:
-				return -1
-			case ka > kb:
-				return 1
-			}
-			return 0
-		})
-	case len(kept) > 0:
-		rank := make(map[string]int, len(kept))
+	// Keys in the kept order first (those still present), then the rest
+	// sorted: the API server stores a map's keys sorted, so the map's own
+	// order carries nothing.
+	rank := make(map[string]int, len(kept))
+	if r.order == OrderKeep {
 		for i, k := range kept {
 			rank[k] = i
 		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			ra, oka := rank[decodeKey(n.obj.members[a].rawKey)]
-			rb, okb := rank[decodeKey(n.obj.members[b].rawKey)]
-			switch {
-			case oka && okb:
-				return ra - rb
-			case oka:
-				return -1
-			case okb:
-				return 1
-			}
-			return 0
-		})
 	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
+		ra, oka := rank[ka]
+		rb, okb := rank[kb]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(ka, kb)
+	})
 	out := []byte{'['}
 	for j, i := range idx {
 		m := &n.obj.members[i]

@@ -283,21 +283,12 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// String returns the dotted form, keys that need it written quoted
-// (["a.b"]); a path without selectors whose keys all need quoting is
-// written as a JSON pointer.
+// String returns the dotted form, with the keys that need it written
+// quoted (spec.labels["app.kubernetes.io/name"]).
 func (p Path) String() string {
 	segs := p.segs
 	if p.inner {
 		segs = segs[1:]
-	}
-	if len(p.scope) == 0 {
-		for i, s := range segs {
-			if !bareKey(s) || isIndex(s) || i == 0 && strings.HasPrefix(s, "/") {
-				return p.Pointer()
-			}
-		}
-		return strings.Join(segs, ".")
 	}
 	var b strings.Builder
 	for _, st := range p.scope {
