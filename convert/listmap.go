@@ -268,19 +268,29 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 }
 
 // elements splits a (valid) JSON array into its items.
-func (s *state) elements(raw []byte) ([]node, error) {
+func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, raw, nil) }
+
+// elementsTo appends the items of a (valid) JSON array to items. With a
+// non-nil t, items that are objects are expanded in the same pass (and
+// refused if they hold a key twice, as expand refuses them).
+func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
 	p := s.subParser(raw)
 	defer s.done(&p)
+	p.stack = s.p.stack[len(s.p.stack):]
 	p.pos = 1
-	var items []node
 	p.skipSpace()
 	if p.pos < len(raw) && raw[p.pos] == ']' {
 		return items, nil
 	}
 	for {
-		it, err := p.value(nil)
+		it, err := p.value(t)
 		if err != nil {
 			return nil, err
+		}
+		if it.obj != nil {
+			if k, dup := duplicateKey(it.obj.members); dup {
+				return nil, fmt.Errorf("duplicate key %s in an object a rule changes", k)
+			}
 		}
 		items = append(items, it)
 		p.skipSpace()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,10 +26,45 @@ type Object struct {
 	// An item of a list or map that a scoped rule runs on is an Object of
 	// its own, with the item under itemKey. top is the whole object (nil
 	// on the whole object itself), which holds the preserved annotation;
-	// keyBase names the item in that annotation (by list-map key or by
-	// position) and ptrBase is the item's JSON pointer, for errors.
-	top              *Object
-	keyBase, ptrBase string
+	// item says where the item is, to name it in errors (by its JSON
+	// pointer) and in the annotation (by list-map key or position).
+	top  *Object
+	item itemRef
+}
+
+// itemRef is where an item is: in the list or map at path at of parent, at
+// index (a list) or under key (a map, or a list item picked by its list-map
+// key, whose value keyRaw holds). Names are built only when needed.
+type itemRef struct {
+	parent *Object
+	at     Path
+	index  int
+	key    string // map key
+	keyRaw []byte // list-map key value, as JSON
+	field  string // list-map key field
+}
+
+// ptrBase returns the JSON pointer of the item o holds.
+func (o *Object) ptrBase() string {
+	r := &o.item
+	base := r.parent.pointer(r.at) + "/"
+	if r.index >= 0 {
+		return base + strconv.Itoa(r.index)
+	}
+	return base + escapePointer(r.key)
+}
+
+// keyBase returns the name of the item o holds in the preserved annotation.
+func (o *Object) keyBase() string {
+	r := &o.item
+	base := r.parent.stashKey(r.at) + "/"
+	switch {
+	case r.keyRaw != nil:
+		return base + escapePointer(keySegment(r.field, r.keyRaw))
+	case r.index >= 0:
+		return base + strconv.Itoa(r.index)
+	}
+	return base + escapePointer(r.key)
 }
 
 // whole returns the whole object o is part of.
@@ -44,7 +80,7 @@ func (o *Object) pointer(p Path) string {
 	if o.top == nil {
 		return p.plainPointer()
 	}
-	return o.ptrBase + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
+	return o.ptrBase() + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
 }
 
 // stashKey names p in the preserved annotation.
@@ -52,7 +88,7 @@ func (o *Object) stashKey(p Path) string {
 	if o.top == nil {
 		return p.plainPointer()
 	}
-	return o.keyBase + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
+	return o.keyBase() + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
 }
 
 // FromVersion is the version the object is converted from in this step.
@@ -255,6 +291,19 @@ func describe(n node) string {
 	default:
 		return "a number"
 	}
+}
+
+// appendQuoted appends s as a JSON string, spelled as encoding/json spells
+// it.
+func appendQuoted(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(dst, quoteKey(s)...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // quoteKey returns k as a JSON string.

@@ -357,10 +357,10 @@ func (p Path) tokens() []string {
 
 // Equal reports whether p and q name the same field.
 func (p Path) Equal(q Path) bool {
-	if len(p.scope) == 0 && len(q.scope) == 0 && !p.inner && !q.inner {
-		return equalSegs(p.segs, q.segs)
+	if p.inner != q.inner {
+		return equalSegs(p.tokens(), q.tokens())
 	}
-	return equalSegs(p.tokens(), q.tokens())
+	return sameScope(p, q) && equalSegs(p.segs, q.segs)
 }
 
 func equalSegs(a, b []string) bool {

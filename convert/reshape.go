@@ -272,6 +272,10 @@ func patternRule(kind string, from, to Path, pattern *Pattern, defaults map[stri
 		}
 	}
 	r := &valueRule{kind: kind, from: f, to: t, detail: fmt.Sprintf("pattern %q", pattern.src), aside: keep}
+	quotedNames := make([][]byte, len(pattern.fields))
+	for i, name := range pattern.fields {
+		quotedNames[i] = quoteKey(name)
+	}
 	split := func(n node) ([]byte, bool, error) {
 		s, ok := stringOf(n)
 		if !ok {
@@ -281,14 +285,19 @@ func patternRule(kind string, from, to Path, pattern *Pattern, defaults map[stri
 		if !ok {
 			return nil, false, asideErr("value %q does not match pattern %q", s, pattern.src)
 		}
-		out := []byte{'{'}
-		for i, name := range pattern.fields {
+		size := 2
+		for i := range vals {
+			size += len(quotedNames[i]) + len(vals[i]) + 4
+		}
+		out := make([]byte, 1, size)
+		out[0] = '{'
+		for i := range vals {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(out, quoteKey(name)...)
+			out = append(out, quotedNames[i]...)
 			out = append(out, ':')
-			out = append(out, quoteKey(vals[i])...)
+			out = appendQuoted(out, vals[i])
 		}
 		return append(out, '}'), true, nil
 	}

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 )
 
@@ -71,6 +72,9 @@ func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fr
 // value moves as it is. Parents of src that the move empties are removed
 // below the paths' common prefix, mirroring the parents created for dst.
 func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) >= len(src.segs)-1 {
+		return moveWithin(o, r, src, dst, conv)
+	}
 	n, err := o.lookup(src)
 	if err != nil {
 		return wrapRuleErr(r, src, err)
@@ -84,24 +88,10 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 			return err
 		}
 	}
-	if src.Equal(dst) {
-		return wrapRuleErr(r, dst, o.set(dst, v))
-	}
 	if d, err := o.lookup(dst); err != nil {
 		return wrapRuleErr(r, dst, err)
 	} else if d != nil {
 		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
-	}
-	// Same parent: rename the key in place, so it keeps its position.
-	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) == len(src.segs)-1 {
-		parent, _ := o.lookup(Path{segs: src.segs[:len(src.segs)-1]})
-		if err := o.markPath(src); err != nil {
-			return wrapRuleErr(r, src, err)
-		}
-		i := parent.obj.find(src.segs[len(src.segs)-1])
-		parent.obj.members[i].rawKey = o.st.quote(dst.segs[len(dst.segs)-1])
-		parent.obj.members[i].val = v
-		return nil
 	}
 	if _, _, err := o.del(src); err != nil {
 		return wrapRuleErr(r, src, err)
@@ -110,6 +100,49 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 		return wrapRuleErr(r, dst, err)
 	}
 	return wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// moveWithin is move for two keys of one object (or one key): the value
+// keeps its position, under its new key.
+func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	parentPath := Path{segs: src.segs[:len(src.segs)-1]}
+	parent, err := o.lookup(parentPath)
+	if err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	if parent == nil {
+		return nil
+	}
+	if ok, err := o.st.expand(parent); err != nil || !ok {
+		return wrapRuleErr(r, src, err)
+	}
+	i := parent.obj.find(src.segs[len(src.segs)-1])
+	if i < 0 {
+		return nil
+	}
+	v := parent.obj.members[i].val
+	if conv != nil && !v.isNull() {
+		if v, err = conv(v); err != nil {
+			return err
+		}
+		// conv may have grown the object's members (a kept value read
+		// from the annotation does not, but stay safe).
+		i = parent.obj.find(src.segs[len(src.segs)-1])
+	}
+	same := src.segs[len(src.segs)-1] == dst.segs[len(dst.segs)-1]
+	if !same && parent.obj.find(dst.segs[len(dst.segs)-1]) >= 0 {
+		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
+	}
+	if err := o.markPath(src); err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	m := &parent.obj.members[i]
+	if !same {
+		m.rawKey = o.st.quote(dst.segs[len(dst.segs)-1])
+		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
+	}
+	m.val = v
+	return nil
 }
 
 // markPath marks every object on the way to p as modified.

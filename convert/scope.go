@@ -55,7 +55,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 			// The inner rule names paths under itemKey; name them in
 			// the whole object.
 			if rest, ok := strings.CutPrefix(e.Pointer, "/"+itemKey); ok {
-				e.Pointer = o.ptrBase + rest
+				e.Pointer = o.ptrBase() + rest
 			}
 			e.abs = true
 		}
@@ -66,19 +66,20 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 	if o.top != nil {
 		at.segs = append([]string{itemKey}, st.segs...)
 	}
-	ptr, key := o.pointer(at), o.stashKey(at)
 	n, err := o.lookup(at)
 	if err != nil {
-		return r.fail(ptr, err)
+		return r.fail(o.pointer(at), err)
 	}
 	if n == nil || n.isNull() {
 		return nil
 	}
+	sub := o.st.subObject(depth)
+	*sub = Object{st: o.st, from: o.from, to: o.to, top: o.whole(), item: itemRef{parent: o, at: at, index: -1}}
 	if st.sel.kind == selValues {
 		if ok, err := o.st.expand(n); err != nil {
-			return r.fail(ptr, err)
+			return r.fail(o.pointer(at), err)
 		} else if !ok {
-			return r.fail(ptr, fmt.Errorf("value is %s, not a map; use [*] for the items of a list", describe(*n)))
+			return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a map; use [*] for the items of a list", describe(*n)))
 		}
 		changed := false
 		for i := range n.obj.members {
@@ -86,8 +87,8 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 			if m.deleted {
 				continue
 			}
-			seg := escapePointer(decodeKey(m.rawKey))
-			v, ch, err := r.item(o, depth, apply, m.val, ptr+"/"+seg, key+"/"+seg)
+			sub.item.key = decodeKey(m.rawKey)
+			v, ch, err := r.item(sub, depth, apply, m.val)
 			if err != nil {
 				return err
 			}
@@ -98,7 +99,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 		if changed {
 			n.obj.modified = true
 			if err := o.markPath(at); err != nil {
-				return r.fail(ptr, err)
+				return r.fail(o.pointer(at), err)
 			}
 		}
 		return nil
@@ -108,27 +109,27 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 		if n.kind() == '{' {
 			hint = "; use .* for the values of a map"
 		}
-		return r.fail(ptr, fmt.Errorf("value is %s, not a list%s", describe(*n), hint))
+		return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a list%s", describe(*n), hint))
 	}
-	items, err := o.st.elements(n.raw)
+	items, err := o.st.elementsTo(o.st.itemList(depth), n.raw, &itemTrie)
+	o.st.lists[depth] = items[:0]
 	if err != nil {
-		return r.fail(ptr, err)
+		return r.fail(o.pointer(at), err)
 	}
 	changed := false
 	for i := range items {
-		idx := indexSegment(i)
-		name := idx // the item's name in the preserved annotation
+		sub.item.index = i
 		if st.sel.kind != selItems {
-			k, match, err := selectItem(o, &items[i], st.sel)
+			keyRaw, match, err := selectItem(o, &items[i], st.sel)
 			if err != nil {
-				return r.fail(ptr+"/"+idx, err)
+				return r.fail(sub.ptrBase(), err)
 			}
 			if !match {
 				continue
 			}
-			name = escapePointer(k)
+			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
-		v, ch, err := r.item(o, depth, apply, items[i], ptr+"/"+idx, key+"/"+name)
+		v, ch, err := r.item(sub, depth, apply, items[i])
 		if err != nil {
 			return err
 		}
@@ -150,22 +151,22 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 	o.st.scratch = append(o.st.scratch, ']')
 	list := o.st.scratch[start:len(o.st.scratch):len(o.st.scratch)]
 	if err := o.set(at, node{raw: list}); err != nil {
-		return r.fail(ptr, err)
+		return r.fail(o.pointer(at), err)
 	}
 	return nil
 }
 
-// item runs the rest of the scope on one item and returns the item after
-// it, and whether it changed.
-func (r *scopedRule) item(o *Object, depth int, apply func(*Object) error, it node, ptr, key string) (node, bool, error) {
-	sub := &Object{st: o.st, from: o.from, to: o.to, top: o.whole(), ptrBase: ptr, keyBase: key}
-	sub.root = node{obj: o.st.newObj([]member{{rawKey: itemKeyQuoted, val: it, plain: true}})}
+// item runs the rest of the scope on one item, held by sub, and returns
+// the item after it, and whether it changed.
+func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it node) (node, bool, error) {
+	sub.pres = preservation{}
+	sub.root = node{obj: sub.st.newObj([]member{{rawKey: itemKeyQuoted, val: it, plain: true}})}
 	if err := r.each(sub, depth+1, apply); err != nil {
 		return node{}, false, err
 	}
 	m := &sub.root.obj.members[0]
 	if m.deleted || len(sub.root.obj.members) != 1 {
-		return node{}, false, r.fail(ptr, fmt.Errorf("the rule removed the item itself"))
+		return node{}, false, r.fail(sub.ptrBase(), fmt.Errorf("the rule removed the item itself"))
 	}
 	v := m.val
 	changed := v.obj != nil && v.obj.modified || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
@@ -174,37 +175,40 @@ func (r *scopedRule) item(o *Object, depth int, apply func(*Object) error, it no
 
 var itemKeyQuoted = []byte(`"` + itemKey + `"`)
 
-// selectItem reads the list-map key of an item: its name in the preserved
-// annotation, and whether it matches sel.
-func selectItem(o *Object, it *node, sel selector) (string, bool, error) {
+// itemTrie expands the items of a list while it is split: a rule on the
+// items reads inside them.
+var itemTrie trie
+
+// selectItem reads the list-map key of an item: its value as JSON (one
+// spelling for every escape of a string), and whether it matches sel.
+func selectItem(o *Object, it *node, sel selector) ([]byte, bool, error) {
 	if ok, err := o.st.expand(it); err != nil {
-		return "", false, err
+		return nil, false, err
 	} else if !ok {
-		return "", false, fmt.Errorf("item is %s, not an object with key field %q", describe(*it), sel.key)
+		return nil, false, fmt.Errorf("item is %s, not an object with key field %q", describe(*it), sel.key)
 	}
 	i := it.obj.find(sel.key)
 	if i < 0 {
-		return "", false, fmt.Errorf("item has no key field %q", sel.key)
+		return nil, false, fmt.Errorf("item has no key field %q", sel.key)
 	}
 	kv := it.obj.members[i].val
 	switch kv.kind() {
 	case '{', '[', 'n':
-		return "", false, fmt.Errorf("key field %q is %s, not a string, number or boolean", sel.key, describe(kv))
+		return nil, false, fmt.Errorf("key field %q is %s, not a string, number or boolean", sel.key, describe(kv))
 	}
-	seg := keySegment(sel.key, kv.raw)
-	if kv.kind() == '"' {
-		if s, ok := stringOf(kv); ok {
-			seg = keySegment(sel.key, quoteKey(s)) // one spelling for every escape
-		}
+	raw := kv.raw
+	if kv.kind() == '"' && bytes.IndexByte(raw, '\\') >= 0 {
+		s, _ := stringOf(kv)
+		raw = quoteKey(s)
 	}
 	if sel.kind != selKey {
-		return seg, true, nil
+		return raw, true, nil
 	}
 	if kv.kind() == '"' {
 		s, _ := stringOf(kv)
-		return seg, s == sel.value, nil
+		return raw, s == sel.value, nil
 	}
-	return seg, !sel.quoted && bytes.Equal(kv.raw, []byte(sel.value)), nil
+	return raw, !sel.quoted && bytes.Equal(kv.raw, []byte(sel.value)), nil
 }
 
 func (r *scopedRule) fail(ptr string, err error) error {

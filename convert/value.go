@@ -40,7 +40,9 @@ func (r *valueRule) String() string {
 	return s
 }
 
-func (r *valueRule) paths() []Path { return []Path{r.from, r.to} }
+// paths include the annotations: a value rule reads the preserved
+// annotation for a kept exact value, so it is expanded in the first scan.
+func (r *valueRule) paths() []Path { return []Path{r.from, r.to, annotationsPath} }
 
 func (r *valueRule) ToHub(o *Object) error   { return r.run(o, r.from, r.to, r.toHub) }
 func (r *valueRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, r.fromHub) }
