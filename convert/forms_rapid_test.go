@@ -3,6 +3,8 @@ package convert_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,5 +209,22 @@ func TestFormsRoundTripHubSpokeHub(t *testing.T) {
 	c := formsConverter(t)
 	rapid.Check(t, func(t *rapid.T) {
 		roundTrip(t, c, hubObject(t), "example.com/v1alpha1", "example.com/v1")
+	})
+}
+
+// TestPlainPatternMatchesRegexp: the literal search used for patterns whose
+// fields take any text finds what the regexp finds.
+func TestPlainPatternMatchesRegexp(t *testing.T) {
+	patterns := []string{"{a} {b} {c}", "{a}:{b}", "x{a}-{b}-", "{a}::{b}", "<{a}>"}
+	rapid.Check(t, func(t *rapid.T) {
+		src := rapid.SampledFrom(patterns).Draw(t, "pattern")
+		s := rapid.StringOf(rapid.SampledFrom([]rune{'a', ' ', ':', '-', 'x', '<', '>'})).Draw(t, "s")
+		plain := pat(src)
+		withRE := pat(strings.ReplaceAll(src, "}", ":.*?}"))
+		got, okP := plain.Split(s)
+		want, okR := withRE.Split(s)
+		if okP != okR || !slices.Equal(got, want) {
+			t.Fatalf("pattern %q on %q: literal search %q %v, regexp %q %v", src, s, got, okP, want, okR)
+		}
 	})
 }

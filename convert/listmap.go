@@ -267,6 +267,19 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	return node{raw: o.st.keep(out)}, nil
 }
 
+// offsetOf returns where b starts in the parser's document, if it is a part
+// of it.
+func (p *parser) offsetOf(b []byte) (int, bool) {
+	if len(b) == 0 || len(p.data) == 0 {
+		return 0, false
+	}
+	off := cap(p.data) - cap(b)
+	if off < 0 || off+len(b) > len(p.data) || &p.data[off] != &b[0] {
+		return 0, false
+	}
+	return off, true
+}
+
 // elements splits a (valid) JSON array into its items.
 func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, raw, nil) }
 
@@ -274,10 +287,18 @@ func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, 
 // non-nil t, items that are objects are expanded in the same pass (and
 // refused if they hold a key twice, as expand refuses them).
 func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
-	p := s.subParser(raw)
-	defer s.done(&p)
+	var p parser
+	if off, ok := s.p.offsetOf(raw); ok {
+		// A list of the document: read it there, with the document's
+		// stop bits, rather than mark its bytes again.
+		p = parser{st: s, data: s.p.data[:off+len(raw)], pos: off, marks: s.p.marks}
+	} else {
+		p = s.subParser(raw)
+		defer s.done(&p)
+	}
 	p.stack = s.p.stack[len(s.p.stack):]
-	p.pos = 1
+	raw = p.data
+	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(raw) && raw[p.pos] == ']' {
 		return items, nil

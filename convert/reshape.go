@@ -116,6 +116,9 @@ type Pattern struct {
 	lits   []string // lits[i] precedes fields[i]; lits[len(fields)] ends
 	re     *regexp.Regexp
 	subs   []*regexp.Regexp // each field's own pattern, anchored
+	// plain is set when every field takes any text: then the leftmost
+	// match the regexp finds is found by looking for each literal in turn.
+	plain bool
 }
 
 // ParsePattern parses a pattern.
@@ -178,6 +181,12 @@ func ParsePattern(s string) (*Pattern, error) {
 	p.lits = append(p.lits, lit.String())
 	re.WriteString(regexp.QuoteMeta(lit.String()))
 	re.WriteString(`)$`)
+	p.plain = !strings.Contains(s, "{"+p.fields[0]+":")
+	for _, f := range p.fields {
+		if strings.Contains(s, "{"+f+":") {
+			p.plain = false
+		}
+	}
 	var err error
 	if p.re, err = regexp.Compile(re.String()); err != nil {
 		return nil, fmt.Errorf("pattern %q: %v", s, err)
@@ -212,11 +221,39 @@ func (p *Pattern) Fields() []string { return slices.Clone(p.fields) }
 
 // Split matches s and returns the value of each field, in order.
 func (p *Pattern) Split(s string) ([]string, bool) {
+	if p.plain {
+		return p.splitPlain(s)
+	}
 	m := p.re.FindStringSubmatch(s)
 	if m == nil {
 		return nil, false
 	}
 	return m[1:], true
+}
+
+// splitPlain matches a pattern whose fields take any text, as the regexp
+// would: each field is as short as the rest allows, so it ends at the first
+// occurrence of the literal after it; the last literal ends the string.
+func (p *Pattern) splitPlain(s string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(s, p.lits[0])
+	if !ok {
+		return nil, false
+	}
+	vals := make([]string, len(p.fields))
+	last := len(p.fields) - 1
+	for i := 0; i < last; i++ {
+		j := strings.Index(rest, p.lits[i+1])
+		if j < 0 {
+			return nil, false
+		}
+		vals[i], rest = rest[:j], rest[j+len(p.lits[i+1]):]
+	}
+	v, ok := strings.CutSuffix(rest, p.lits[last+1])
+	if !ok {
+		return nil, false
+	}
+	vals[last] = v
+	return vals, true
 }
 
 // Join writes the fields' values (in order) into the pattern.

@@ -133,9 +133,10 @@ func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error))
 	if !same && parent.obj.find(dst.segs[len(dst.segs)-1]) >= 0 {
 		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
 	}
-	if err := o.markPath(src); err != nil {
+	if err := o.markPath(parentPath); err != nil {
 		return wrapRuleErr(r, src, err)
 	}
+	parent.obj.modified = true
 	m := &parent.obj.members[i]
 	if !same {
 		m.rawKey = o.st.quote(dst.segs[len(dst.segs)-1])

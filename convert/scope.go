@@ -15,6 +15,9 @@ import (
 type scopedRule struct {
 	inner Rule
 	scope []step
+	// at holds, for each step, the path of its list or map in the object
+	// the step runs on (under itemKey below the first step).
+	at []Path
 }
 
 // scoped wraps inner, built on the inner paths of paths with the selectors
@@ -24,7 +27,15 @@ func scoped(inner Rule, at Path) Rule {
 	if len(at.scope) == 0 {
 		return inner
 	}
-	return &scopedRule{inner: inner, scope: at.scope}
+	r := &scopedRule{inner: inner, scope: at.scope}
+	for i, st := range at.scope {
+		p := Path{segs: st.segs}
+		if i > 0 {
+			p.segs = append([]string{itemKey}, st.segs...)
+		}
+		r.at = append(r.at, p)
+	}
+	return r
 }
 
 func (r *scopedRule) String() string { return r.inner.String() }
@@ -61,11 +72,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 		}
 		return err
 	}
-	st := r.scope[depth]
-	at := Path{segs: st.segs}
-	if o.top != nil {
-		at.segs = append([]string{itemKey}, st.segs...)
-	}
+	st, at := r.scope[depth], r.at[depth]
 	n, err := o.lookup(at)
 	if err != nil {
 		return r.fail(o.pointer(at), err)
@@ -159,8 +166,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 // item runs the rest of the scope on one item, held by sub, and returns
 // the item after it, and whether it changed.
 func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it node) (node, bool, error) {
-	sub.pres = preservation{}
-	sub.root = node{obj: sub.st.newObj([]member{{rawKey: itemKeyQuoted, val: it, plain: true}})}
+	sub.root = node{obj: sub.st.itemRoot(depth, it)}
 	if err := r.each(sub, depth+1, apply); err != nil {
 		return node{}, false, err
 	}

@@ -162,6 +162,19 @@ type state struct {
 	// object and the list items a scoped rule works with.
 	subs  []*Object
 	lists [][]node
+	roots []*objNode
+}
+
+// itemRoot returns the object a scoped rule of nesting depth d sees an item
+// in: the item under itemKey. It is reused for every item.
+func (s *state) itemRoot(d int, it node) *objNode {
+	for len(s.roots) <= d {
+		s.roots = append(s.roots, &objNode{members: make([]member, 1)})
+	}
+	o := s.roots[d]
+	o.members = append(o.members[:0], member{rawKey: itemKeyQuoted, val: it, plain: true})
+	o.modified = false
+	return o
 }
 
 // subObject returns the item object of nesting depth d.
@@ -217,6 +230,9 @@ func putState(s *state) {
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
 	for _, o := range s.subs {
 		*o = Object{}
+	}
+	for _, o := range s.roots {
+		clear(o.members[:cap(o.members)])
 	}
 	for i := range s.lists {
 		clear(s.lists[i][:cap(s.lists[i])])

@@ -26,7 +26,27 @@ type Flotilla struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec FlotillaSpec `json:"spec,omitempty"`
+	Spec   FlotillaSpec   `json:"spec,omitempty"`
+	Status FlotillaStatus `json:"status,omitempty"`
+}
+
+// FlotillaStatus is the observed state of a Flotilla, the same in every
+// version.
+type FlotillaStatus struct {
+	AvailableReplicas  int32              `json:"availableReplicas,omitempty"`
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DeepCopyInto copies the receiver into out.
+func (in *FlotillaStatus) DeepCopyInto(out *FlotillaStatus) {
+	*out = *in
+	if in.Conditions != nil {
+		out.Conditions = make([]metav1.Condition, len(in.Conditions))
+		for i := range in.Conditions {
+			in.Conditions[i].DeepCopyInto(&out.Conditions[i])
+		}
+	}
 }
 
 // Hub marks Flotilla as the conversion hub.
@@ -64,6 +84,7 @@ func (in *Flotilla) DeepCopyInto(out *Flotilla) {
 		s := *in.Spec.Schedule
 		out.Spec.Schedule = &s
 	}
+	in.Status.DeepCopyInto(&out.Status)
 }
 
 // DeepCopyObject implements runtime.Object.

@@ -31,7 +31,8 @@ type Flotilla struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec FlotillaSpec `json:"spec,omitempty"`
+	Spec   FlotillaSpec              `json:"spec,omitempty"`
+	Status flotillav1.FlotillaStatus `json:"status,omitempty"`
 }
 
 // FlotillaSpec is the desired state of a Flotilla.
@@ -53,6 +54,7 @@ func (in *Flotilla) DeepCopyInto(out *Flotilla) {
 	*out = *in
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Ships = slices.Clone(in.Spec.Ships)
+	in.Status.DeepCopyInto(&out.Status)
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -72,6 +74,7 @@ func (src *Flotilla) ConvertTo(dstRaw conversion.Hub) error {
 		return fmt.Errorf("convert v1alpha1 flotilla to hub: unexpected hub type %T", dstRaw)
 	}
 	dst.ObjectMeta = src.ObjectMeta
+	dst.Status = src.Status
 	dst.Spec = flotillav1.FlotillaSpec{}
 	if src.Spec.Ships != nil {
 		dst.Spec.Ships = make([]flotillav1.Ship, len(src.Spec.Ships))
@@ -97,6 +100,7 @@ func (dst *Flotilla) ConvertFrom(srcRaw conversion.Hub) error {
 		return fmt.Errorf("convert hub flotilla to v1alpha1: unexpected hub type %T", srcRaw)
 	}
 	dst.ObjectMeta = src.ObjectMeta
+	dst.Status = src.Status
 	dst.Spec = FlotillaSpec{}
 	if src.Spec.Ships != nil {
 		dst.Spec.Ships = make([]Ship, len(src.Spec.Ships))
