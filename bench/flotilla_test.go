@@ -74,9 +74,9 @@ func flotillas(tb testing.TB, version string, n int) [][]byte {
 		w := decodeJSON(tb, like[i]).(map[string]any)
 		o := map[string]any{
 			"apiVersion": "example.com/" + version, "kind": "Flotilla",
-			"metadata":   w["metadata"],
-			"spec":       map[string]any{"ships": ships, "schedule": sched},
-			"status":     w["status"],
+			"metadata": w["metadata"],
+			"spec":     map[string]any{"ships": ships, "schedule": sched},
+			"status":   w["status"],
 		}
 		b, err := yaml.Marshal(o)
 		if err != nil {
