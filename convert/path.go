@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Path names a field inside an object. It is written dotted
@@ -82,6 +83,9 @@ const itemKey = "#"
 func ParsePath(s string) (Path, error) {
 	if s == "" {
 		return Path{}, fmt.Errorf("empty path")
+	}
+	if !utf8.ValidString(s) {
+		return Path{}, fmt.Errorf("path %q is not valid UTF-8", s)
 	}
 	if strings.HasPrefix(s, "/") {
 		var segs []string
@@ -168,6 +172,8 @@ func parseDotted(s string) (Path, error) {
 					sel.kind, sel.quoted = selKey, true
 				case val == "":
 					return bad("[%s] has no value (want [%s=*] or [%s=value])", body, name, name)
+				case !bareValue(val):
+					return bad("value %s in [%s] holds [ ] or \"; write it as a JSON string", val, body)
 				default:
 					sel.kind, sel.value = selKey, val
 				}

@@ -143,6 +143,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(head + "    - rename: {from: spec.a, to: spec.b}\n"))
 	f.Add([]byte(head + "    - enum: {from: spec.m, values: {A: B}}\n    - listToMap: {from: spec.l, key: k, order: ignore}\n"))
 	f.Add([]byte(head + "    - duration: {from: spec.a, to: spec.b, unit: ms, round: floor}\n    - hubOnly: {path: spec.p, default: {a: [1]}}\n"))
+	f.Add([]byte(head + "    - rename:\n        from: spec.s[name=*].a\n        to: spec.s[name=*].b\n"))
+	f.Add([]byte(head + "    - split: {from: spec.s, pattern: \"{a} {b}\", defaults: {b: x}, otherwise: keep}\n"))
+	f.Add([]byte(head + "    - enum: {from: spec.m, values: {A: X, B: X}, hubValues: {Y: A}}\n"))
+	f.Add([]byte(head + "    - rename: {from: spec.a, to: spec.b\n"))
 	f.Add([]byte("a: *b\n"))
 	f.Add([]byte("- &a [*a]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
