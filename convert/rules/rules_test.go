@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -158,4 +159,64 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestFleetUsesEveryNewForm: the fleet example loads, and uses every rule
+// kind added with the paths through lists and maps, with those paths.
+func TestFleetUsesEveryNewForm(t *testing.T) {
+	f, err := rules.ParseFile("../../examples/fleet/conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	selectors := map[string]bool{}
+	for _, s := range f.Spokes {
+		for _, r := range s.Rules {
+			kinds[r.Type] = true
+			if r.Line == 0 || r.Rule == nil {
+				t.Errorf("rule %s: line %d, rule %v", r.Type, r.Line, r.Rule)
+			}
+			for _, p := range []convert.Path{r.From, r.To} {
+				if s := p.String(); strings.Contains(s, "[name=*]") {
+					selectors["[name=*]"] = true
+				} else if strings.Contains(s, ".*") {
+					selectors[".*"] = true
+				}
+			}
+			if r.Type == "duration" && r.Params["spoke"] == "string" {
+				kinds["duration spoke string"] = true
+			}
+			if v, ok := r.Params["hubValues"].(map[string]string); ok && len(v) > 0 {
+				kinds["enum hubValues"] = true
+			}
+		}
+	}
+	for _, k := range []string{"rename", "enum", "enum hubValues", "hubOnly", "scale", "duration", "duration spoke string",
+		"mapToList", "listToItem", "itemToList", "split", "join"} {
+		if !kinds[k] {
+			t.Errorf("fleet does not use %s", k)
+		}
+	}
+	for _, s := range []string{"[name=*]", ".*"} {
+		if !selectors[s] {
+			t.Errorf("fleet has no path with %s", s)
+		}
+	}
+}
+
+// TestKindsAreDocumented: every rule kind the loader knows has a section in
+// docs/rules.md.
+func TestKindsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rules.Load("f.yaml", []byte(head+"    - frobnicate: {}\n"))
+	msg := err.Error()
+	list := msg[strings.Index(msg, "want one of ")+len("want one of ") : strings.LastIndex(msg, ")")]
+	for _, k := range strings.Split(list, ", ") {
+		if !strings.Contains(string(doc), "### "+k) && !strings.Contains(string(doc), " and "+k+"\n") && !strings.Contains(string(doc), "- "+k+": ") {
+			t.Errorf("rule kind %s has no section in docs/rules.md", k)
+		}
+	}
 }
