@@ -18,6 +18,12 @@ type scopedRule struct {
 	// at holds, for each step, the path of its list or map in the object
 	// the step runs on (under itemKey below the first step).
 	at []Path
+	// rename holds the spoke and hub keys of a rename between two keys of
+	// the items themselves, which runs on the items directly: no walk from
+	// the item object's root.
+	rename *[2]string
+	// toHub and fromHub are what runs on each item.
+	toHub, fromHub func(*Object) error
 }
 
 // scoped wraps inner, built on the inner paths of paths with the selectors
@@ -34,6 +40,11 @@ func scoped(inner Rule, at Path) Rule {
 			p.segs = append([]string{itemKey}, st.segs...)
 		}
 		r.at = append(r.at, p)
+	}
+	r.toHub, r.fromHub = inner.ToHub, inner.FromHub
+	if rn, ok := inner.(*renameRule); ok && len(rn.from.segs) == 2 && len(rn.to.segs) == 2 {
+		r.rename = &[2]string{rn.from.segs[1], rn.to.segs[1]}
+		r.toHub, r.fromHub = r.renameItem(r.rename[0], r.rename[1]), r.renameItem(r.rename[1], r.rename[0])
 	}
 	return r
 }
@@ -55,8 +66,34 @@ func (r *scopedRule) paths() []Path {
 	return out
 }
 
-func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.inner.ToHub) }
-func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.inner.FromHub) }
+func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub) }
+func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub) }
+
+// renameItem renames key src of an item to dst, as the rename rule would,
+// in place: it marks the item object modified, which is how each sees it
+// changed.
+func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
+	return func(o *Object) error {
+		it := &o.root.obj.members[0].val
+		if ok, err := o.st.expand(it); err != nil || !ok {
+			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
+		}
+		i := it.obj.find(src)
+		if i < 0 {
+			return nil
+		}
+		if it.obj.find(dst) >= 0 {
+			s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
+			return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
+				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
+		}
+		m := &it.obj.members[i]
+		m.rawKey = o.st.quote(dst)
+		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
+		it.obj.modified = true
+		return nil
+	}
+}
 
 // each runs apply on every item selected by r.scope[depth:] under o.
 func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error {
