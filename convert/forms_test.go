@@ -240,6 +240,24 @@ func TestNewFormErrors(t *testing.T) {
 	}
 }
 
+func TestParsePointer(t *testing.T) {
+	p, err := convert.ParsePointer("/spec/items/0/a~1b~0c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Segments(), " "); got != "spec items 0 a/b~c" {
+		t.Errorf("segments %q", got)
+	}
+	if p.Pointer() != "/spec/items/0/a~1b~0c" {
+		t.Errorf("pointer %q", p.Pointer())
+	}
+	for _, bad := range []string{"spec", "/a/~2"} {
+		if _, err := convert.ParsePointer(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
 func asErr(err error, target **convert.Error) bool {
 	e, ok := err.(*convert.Error)
 	*target = e
@@ -253,7 +271,7 @@ func TestParsePath(t *testing.T) {
 		{in: "spec.c[name=*].image", str: "spec.c[name=*].image", schema: "spec c * image"},
 		{in: "spec.c[name=app].ports[port=80].p", str: "spec.c[name=app].ports[port=80].p", schema: "spec c * ports * p"},
 		{in: `spec.c[name="a.b"].x`, str: `spec.c[name="a.b"].x`, schema: "spec c * x"},
-		{in: "spec.b.*.w", str: "spec.b.*.w", schema: "spec b * w"},
+		{in: "spec.b.*.w", str: "spec.b.*.w", schema: "spec b {} w"},
 		{in: `spec.labels["app.kubernetes.io/name"]`, str: `spec.labels["app.kubernetes.io/name"]`, schema: "spec labels app.kubernetes.io/name"},
 		{in: `spec.ports["80"]`, str: `spec.ports["80"]`, schema: "spec ports 80"},
 		{in: "/spec/a~1b", str: "spec.a/b", schema: "spec a/b"},

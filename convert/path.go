@@ -236,6 +236,26 @@ func bareKey(k string) bool { return k != "" && !strings.ContainsAny(k, ".[]\"*=
 
 func bareValue(v string) bool { return v != "" && v != "*" && !strings.ContainsAny(v, "[]\"") }
 
+// ParsePointer parses an RFC 6901 JSON pointer as it names a value in a
+// document, list indexes included ("/spec/items/0/x"), such as the Pointer
+// of an Error. Rule files use ParsePath, which refuses indexes.
+func ParsePointer(s string) (Path, error) {
+	if s == "" {
+		return Path{}, nil
+	}
+	if !strings.HasPrefix(s, "/") {
+		return Path{}, fmt.Errorf("JSON pointer %q does not start with /", s)
+	}
+	var segs []string
+	for _, seg := range strings.Split(s[1:], "/") {
+		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(seg, "~0", ""), "~1", ""), "~") {
+			return Path{}, fmt.Errorf("JSON pointer %q: invalid ~ escape in %q (use ~0 for ~ and ~1 for /)", s, seg)
+		}
+		segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+	}
+	return Path{segs: segs}, nil
+}
+
 // MustPath is ParsePath for paths known to be valid; it panics otherwise.
 func MustPath(s string) Path {
 	p, err := ParsePath(s)
@@ -327,14 +347,19 @@ func (p Path) Segments() []string {
 	return append([]string(nil), p.segs...)
 }
 
-// SchemaSegments returns the path as a walk through a structural schema:
-// keys, with "*" for every selector (the items of a list or the values of
-// a map).
+// SchemaSegments returns the path as a walk through a structural schema,
+// spelled as package schema spells the fields of a schema: keys, "*" for
+// the items of a list ([*], [key=*], [key=value]) and "{}" for the values
+// of a map (.*).
 func (p Path) SchemaSegments() []string {
 	var out []string
 	for _, st := range p.scope {
 		out = append(out, st.segs...)
-		out = append(out, "*")
+		if st.sel.kind == selValues {
+			out = append(out, "{}")
+		} else {
+			out = append(out, "*")
+		}
 	}
 	segs := p.segs
 	if p.inner {
