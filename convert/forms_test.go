@@ -2,6 +2,7 @@ package convert_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -256,6 +257,28 @@ func TestParsePointer(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
+}
+
+// TestObjectRefusesSelectors: Go code given a path with selectors gets an
+// error, not the value of another field.
+func TestObjectRefusesSelectors(t *testing.T) {
+	r := must(convert.Funcs("probe", func(o *convert.Object) error {
+		if _, _, err := o.Get(p("spec.items[*].a")); err == nil {
+			return fmt.Errorf("Get took a path with selectors")
+		}
+		if err := o.Set(p("spec.items[*].a"), []byte("1")); err == nil {
+			return fmt.Errorf("Set took a path with selectors")
+		}
+		if _, _, err := o.Delete(p("spec.b.*")); err == nil {
+			return fmt.Errorf("Delete took a path with selectors")
+		}
+		if err := o.Encode(p("spec.b.*"), 1); err == nil {
+			return fmt.Errorf("Encode took a path with selectors")
+		}
+		return nil
+	}, func(*convert.Object) error { return nil }))
+	c := newConv(t, r)
+	convertOK(t, c, obj(spokeV, `{"a":1,"items":[{"a":2}]}`), hubV)
 }
 
 func asErr(err error, target **convert.Error) bool {

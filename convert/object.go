@@ -67,6 +67,15 @@ func (o *Object) keyBase() string {
 	return base + escapePointer(r.key)
 }
 
+// plainOnly refuses a path with selectors where one value is meant: Go
+// code reads and writes one value at a time.
+func plainOnly(p Path) error {
+	if p.HasSelectors() {
+		return fmt.Errorf("path %s names many values; Object's methods take the path of one value", p)
+	}
+	return nil
+}
+
 // whole returns the whole object o is part of.
 func (o *Object) whole() *Object {
 	if o.top != nil {
@@ -100,6 +109,9 @@ func (o *Object) ToVersion() string { return o.to }
 // Get returns the raw JSON of the value at p and whether it exists. An
 // explicit null exists and is returned as "null".
 func (o *Object) Get(p Path) ([]byte, bool, error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	n, err := o.lookup(p)
 	if err != nil || n == nil {
 		return nil, false, err
@@ -125,6 +137,9 @@ func (o *Object) Decode(p Path, v any) (bool, error) {
 // Set stores raw (which must be valid JSON) at p, creating missing parent
 // objects. It fails if a parent exists and is not an object.
 func (o *Object) Set(p Path, raw []byte) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	sp := o.st.subParser(raw)
 	n, err := sp.parseDocument(nil)
 	o.st.done(&sp)
@@ -136,6 +151,9 @@ func (o *Object) Set(p Path, raw []byte) error {
 
 // Encode marshals v with encoding/json and stores it at p.
 func (o *Object) Encode(p Path, v any) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Pointer(), err)
@@ -145,6 +163,9 @@ func (o *Object) Encode(p Path, v any) error {
 
 // Delete removes the value at p and returns its raw JSON, if it existed.
 func (o *Object) Delete(p Path) ([]byte, bool, error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	n, ok, err := o.del(p)
 	if err != nil || !ok {
 		return nil, false, err
