@@ -179,6 +179,16 @@ func TestKeptAsideEditWins(t *testing.T) {
 	if pres != "" {
 		t.Errorf("annotation left: %s", pres)
 	}
+
+	// A value the object already holds where a kept one would be restored
+	// wins too.
+	c = newConv(t, must(convert.ListToItem(p("spec.homes"), p("spec.home"), convert.OtherwiseKeep)))
+	in := objAnn(hubV, `{"homes":[9]}`, `"{\"v1alpha1\":{\"fields\":{\"/spec/homes\":[1,2]}}}"`)
+	spec, pres = specOf(t, convertOK(t, c, in, spokeV))
+	sameJSON(t, "spoke keeps its own value", spec, `{"homes":[9]}`)
+	if pres != "" {
+		t.Errorf("annotation left: %s", pres)
+	}
 }
 
 // TestNewFormErrors: every failure names the object, the JSON pointer of
