@@ -151,6 +151,17 @@ func TestHubFieldsInItemsFollowTheirKey(t *testing.T) {
 		t.Errorf("annotation left: %s", pres)
 	}
 
+	// An item removed in the spoke takes what was kept for it along: the
+	// hub object carries no stale data, and an item added later under the
+	// same name does not get it back.
+	removed := strings.Replace(spoke, `[{"name":"a"},{"name":"b"}]`, `[{"name":"a"}]`, 1)
+	back = convertOK(t, c, removed, hubV)
+	spec, pres = specOf(t, back)
+	sameJSON(t, "hub", spec, `{"c":[{"name":"a","paused":true}]}`)
+	if pres != "" {
+		t.Errorf("stale data left: %s", pres)
+	}
+
 	byPos := newConv(t, must(convert.HubOnly(p("spec.c[*].paused"), nil)))
 	spoke = convertOK(t, byPos, hub, spokeV)
 	_, pres = specOf(t, spoke)

@@ -189,6 +189,13 @@ func (o *Object) takeOrder(v string, p Path) ([]string, error) {
 // nothing is left to keep (and the annotations map with it when that leaves
 // it empty), never added when there is nothing to keep.
 func (o *Object) flushPreserved() error {
+	// What the target version owns was restored by its rules on the way
+	// in; anything left is stale (the item it belonged to was removed, a
+	// rule was dropped) and must not come back later on something else.
+	if s := o.pres.data[o.to]; s != nil {
+		delete(o.pres.data, o.to)
+		o.pres.changed = o.pres.changed || !s.empty()
+	}
 	if !o.pres.changed {
 		return nil
 	}
