@@ -47,7 +47,7 @@ type SpokeSpec struct {
 // RuleSpec is one rule as written, with where it was written.
 type RuleSpec struct {
 	// Type is the rule kind: rename, enum, duration, intToString,
-	// stringToInt, scale, listToMap, hubOnly, spokeOnly or funcs.
+	// stringToInt, scale, listToMap, hubOnly, spokeOnly, cel or funcs.
 	Type string
 	Line int
 	// From and To are the spoke and hub paths (for hubOnly and spokeOnly,
@@ -65,6 +65,9 @@ type RuleSpec struct {
 type Options struct {
 	// Funcs are the Go rules that funcs entries may name.
 	Funcs map[string]convert.Rule
+	// CEL compiles the expressions of cel rules; nil means the compiler
+	// registered with RegisterCEL (package convert/celenv registers one).
+	CEL convert.CELCompiler
 }
 
 // LoadFile reads, validates and compiles the rule file at path.
@@ -152,6 +155,9 @@ func Parse(name string, data []byte, opts ...Options) (*File, error) {
 	for _, o := range opts {
 		if o.Funcs != nil {
 			l.opts.Funcs = o.Funcs
+		}
+		if o.CEL != nil {
+			l.opts.CEL = o.CEL
 		}
 	}
 	var doc yaml.Node
@@ -325,6 +331,7 @@ var ruleParams = map[string][]string{
 	"hubOnly":     {"path", "default"},
 	"spokeOnly":   {"path", "default"},
 	"funcs":       {"name"},
+	"cel":         {"from", "to", "toHub", "fromHub", "inexact"},
 }
 
 func ruleKinds() string {
@@ -488,6 +495,11 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 		}
 		spec.Params["multiply"], spec.Params["divide"] = mul, div
 		spec.Rule, err = convert.Scale(from, to, mul, div)
+	case "cel":
+		if err := l.cel(m, body, field, from, to, &spec); err != nil {
+			return RuleSpec{}, err
+		}
+		return spec, nil
 	case "listToMap":
 		spec.Params["key"], spec.Params["keyType"], spec.Params["order"] = str("key"), str("keyType"), str("order")
 		spec.Rule, err = convert.ListToMap(from, to, str("key"), convert.KeyType(str("keyType")), convert.Order(str("order")))

@@ -1,0 +1,193 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// A CELExpression is one compiled direction of a cel rule: a pure,
+// deterministic function from the JSON value of the source field (bound to
+// the variable self) to the JSON value of the destination field, with a cost
+// limit. The engine hands it the raw JSON of that one field only, never the
+// whole object.
+//
+// Package convert does not link a CEL implementation (it would pull in
+// net/http through the Kubernetes CEL libraries); package convert/celenv
+// provides one with the environment of x-kubernetes-validations.
+type CELExpression interface {
+	// Eval evaluates the expression with self bound to the JSON value
+	// self and returns the result as JSON.
+	Eval(self []byte) ([]byte, error)
+}
+
+// A CELCompiler compiles the expressions of cel rules. Compile errors are
+// reported when the rule file loads.
+type CELCompiler interface {
+	Compile(expr string) (CELExpression, error)
+}
+
+// Inexact says what a cel rule does with a value its two expressions do not
+// carry there and back unchanged: a value the other version cannot
+// represent.
+type Inexact string
+
+// Inexact policies.
+const (
+	// InexactReject fails the conversion of such a value, naming the value,
+	// what it converts to and what that converts back to.
+	InexactReject Inexact = "reject"
+	// InexactKeep converts it and keeps the exact value in the preserved
+	// annotation, restored on the way back while the converted value is
+	// left as it was (an edit made through the other version wins).
+	InexactKeep Inexact = "keep"
+)
+
+// CELSpec is a cel rule as written.
+type CELSpec struct {
+	// From is the spoke field and To the hub field (the same path computes
+	// the field in place).
+	From, To Path
+	// ToHub computes the hub value from self, the spoke value; FromHub the
+	// spoke value from self, the hub value.
+	ToHub, FromHub string
+	// Inexact is the policy for values the expressions do not invert
+	// (default InexactReject).
+	Inexact Inexact
+}
+
+// CELRule is a rule computing a field with two CEL expressions, one for each
+// direction. Both expressions run on every conversion: the inverse checks
+// that the value comes back unchanged, so a value the other version cannot
+// represent is never lost silently. A null value moves as null and a
+// missing one stays missing, as with every value rule.
+type CELRule struct {
+	spec             CELSpec
+	toHub, fromHub   CELExpression
+	toHubS, fromHubS string // compacted sources, for messages
+}
+
+// CEL compiles a cel rule with c. Both expressions are required: the engine
+// cannot invert an expression.
+func CEL(c CELCompiler, spec CELSpec) (*CELRule, error) {
+	if err := checkPair("cel", spec.From, spec.To); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("cel %s: no CEL compiler; link package convert/celenv (the hubspoke binaries do)", spec.From)
+	}
+	switch spec.Inexact {
+	case "":
+		spec.Inexact = InexactReject
+	case InexactReject, InexactKeep:
+	default:
+		return nil, fmt.Errorf("cel %s: inexact must be reject or keep; got %q", spec.From, spec.Inexact)
+	}
+	r := &CELRule{spec: spec}
+	for _, d := range []struct {
+		name, src string
+		dst       *CELExpression
+	}{{"toHub", spec.ToHub, &r.toHub}, {"fromHub", spec.FromHub, &r.fromHub}} {
+		if d.src == "" {
+			return nil, fmt.Errorf("cel %s: %s: missing; both directions are required, the engine cannot invert an expression", spec.From, d.name)
+		}
+		x, err := c.Compile(d.src)
+		if err != nil {
+			return nil, fmt.Errorf("cel %s: %s: %w", spec.From, d.name, err)
+		}
+		*d.dst = x
+	}
+	return r, nil
+}
+
+// Spec returns the rule as written.
+func (r *CELRule) Spec() CELSpec { return r.spec }
+
+func (r *CELRule) String() string {
+	s := "cel " + r.spec.From.String()
+	if !r.spec.From.Equal(r.spec.To) {
+		s += " -> " + r.spec.To.String()
+	}
+	return s
+}
+
+func (r *CELRule) paths() []Path { return []Path{r.spec.From, r.spec.To, annotationsPath} }
+
+// ToHub computes the hub field from the spoke field.
+func (r *CELRule) ToHub(o *Object) error {
+	return move(o, r, r.spec.From, r.spec.To, func(n node) (node, error) {
+		return r.apply(o, n, r.spec.From, r.spec.To, true)
+	})
+}
+
+// FromHub computes the spoke field from the hub field.
+func (r *CELRule) FromHub(o *Object) error {
+	return move(o, r, r.spec.To, r.spec.From, func(n node) (node, error) {
+		return r.apply(o, n, r.spec.To, r.spec.From, false)
+	})
+}
+
+func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, error) {
+	raw := o.rawOf(&n)
+	// The destination version owns an exact value if an earlier conversion
+	// out of it could not carry it.
+	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
+		return node{}, wrapRuleErr(r, dst, err)
+	} else if ok {
+		return node{raw: o.st.keep(v)}, nil
+	}
+	out, exact, err := r.Convert(raw, toHub)
+	if err != nil {
+		return node{}, ruleErr(r, src, "%v", err)
+	}
+	if !exact {
+		if err := o.keepExact(o.from, src, raw, out); err != nil {
+			return node{}, wrapRuleErr(r, src, err)
+		}
+	}
+	return node{raw: o.st.keep(out)}, nil
+}
+
+// Convert evaluates one direction on the JSON value self (toHub: the
+// spoke value; else the hub value) and the other direction on the result.
+// exact reports whether that gives self back. A value that does not come
+// back is an error under InexactReject, whose message is the
+// counterexample; under InexactKeep it is not an error (the engine keeps
+// self in the preserved annotation). check uses Convert to test that the
+// pair inverts on generated values.
+func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err error) {
+	fwd, inv, fwdName, invName := r.toHub, r.fromHub, "toHub", "fromHub"
+	if !toHub {
+		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
+	}
+	out, err = fwd.Eval(self)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
+	}
+	back, berr := inv.Eval(out)
+	if berr == nil && jsonEqual(back, self) {
+		return out, true, nil
+	}
+	if r.spec.Inexact == InexactKeep {
+		return out, false, nil
+	}
+	if berr != nil {
+		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; the expressions do not invert each other on this value (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, berr)
+	}
+	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; the expressions do not invert each other on this value (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, compact(back))
+}
+
+// compact returns JSON without insignificant whitespace, for messages,
+// cut short when long.
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	const max = 200
+	if b.Len() > max {
+		return string(b.Bytes()[:max]) + "…"
+	}
+	return b.String()
+}
