@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -26,6 +27,11 @@ type CELExpression interface {
 type CELCompiler interface {
 	Compile(expr string) (CELExpression, error)
 }
+
+// ErrNotInverse is wrapped by the error of a cel rule whose expressions do
+// not carry a value there and back unchanged, under InexactReject. check
+// reports it as a defect of the rules, with the value as counterexample.
+var ErrNotInverse = errors.New("the expressions do not invert each other on this value")
 
 // Inexact says what a cel rule does with a value its two expressions do not
 // carry there and back unchanged: a value the other version cannot
@@ -138,7 +144,7 @@ func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, err
 	}
 	out, exact, err := r.Convert(raw, toHub)
 	if err != nil {
-		return node{}, ruleErr(r, src, "%v", err)
+		return node{}, wrapRuleErr(r, src, err)
 	}
 	if !exact {
 		if err := o.keepExact(o.from, src, raw, out); err != nil {
@@ -172,9 +178,9 @@ func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err 
 		return out, false, nil
 	}
 	if berr != nil {
-		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; the expressions do not invert each other on this value (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, berr)
+		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; %w (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, berr, ErrNotInverse)
 	}
-	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; the expressions do not invert each other on this value (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, compact(back))
+	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; %w (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, compact(back), ErrNotInverse)
 }
 
 // compact returns JSON without insignificant whitespace, for messages,

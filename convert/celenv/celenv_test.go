@@ -2,6 +2,7 @@ package celenv_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -199,5 +200,17 @@ func TestCost(t *testing.T) {
 	}
 	if small == 0 || large <= small {
 		t.Errorf("cost of 1 item %d, of 10 items %d; want 0 < small < large", small, large)
+	}
+}
+
+func TestNotInverseIsMarked(t *testing.T) {
+	c := load(t, percentRule)
+	_, err := c.Convert(nil, []byte(job("v1", `},"spec":{"weight":"025%"}`)), "example.com/v1alpha1")
+	if !errors.Is(err, convert.ErrNotInverse) {
+		t.Fatalf("error %v does not wrap convert.ErrNotInverse", err)
+	}
+	_, err = c.Convert(nil, []byte(job("v1", `},"spec":{"weight":"half"}`)), "example.com/v1alpha1")
+	if err == nil || errors.Is(err, convert.ErrNotInverse) {
+		t.Fatalf("an expression error %v should fail without convert.ErrNotInverse", err)
 	}
 }
