@@ -29,25 +29,18 @@ type CELCompiler interface {
 }
 
 // ErrNotInverse is wrapped by the error of a cel rule whose expressions do
-// not carry a value there and back unchanged, under InexactReject. check
+// not carry a value there and back unchanged, under otherwise: fail. check
 // reports it as a defect of the rules, with the value as counterexample.
 var ErrNotInverse = errors.New("the expressions do not invert each other on this value")
 
-// Inexact says what a cel rule does with a value its two expressions do not
-// carry there and back unchanged: a value the other version cannot
-// represent.
-type Inexact string
-
-// Inexact policies.
-const (
-	// InexactReject fails the conversion of such a value, naming the value,
-	// what it converts to and what that converts back to.
-	InexactReject Inexact = "reject"
-	// InexactKeep converts it and keeps the exact value in the preserved
-	// annotation, restored on the way back while the converted value is
-	// left as it was (an edit made through the other version wins).
-	InexactKeep Inexact = "keep"
-)
+// celOtherwise says what a cel rule does with a value its two expressions
+// do not carry there and back unchanged: a value the other version cannot
+// represent. "fail" fails the conversion of such a value, naming the value,
+// what it converts to and what that converts back to; "keep" converts it
+// and keeps the exact value in the preserved annotation, restored on the
+// way back while the converted value is left as it was (an edit made
+// through the other version wins).
+type celOtherwise = string
 
 // CELSpec is a cel rule as written.
 type CELSpec struct {
@@ -57,9 +50,9 @@ type CELSpec struct {
 	// ToHub computes the hub value from self, the spoke value; FromHub the
 	// spoke value from self, the hub value.
 	ToHub, FromHub string
-	// Inexact is the policy for values the expressions do not invert
-	// (default InexactReject).
-	Inexact Inexact
+	// Otherwise is the policy for values the expressions do not invert:
+	// "fail" (the default) or "keep".
+	Otherwise celOtherwise
 }
 
 // CELRule is a rule computing a field with two CEL expressions, one for each
@@ -82,12 +75,12 @@ func CEL(c CELCompiler, spec CELSpec) (*CELRule, error) {
 	if c == nil {
 		return nil, fmt.Errorf("cel %s: no CEL compiler; link package convert/celenv (the hubspoke binaries do)", spec.From)
 	}
-	switch spec.Inexact {
+	switch spec.Otherwise {
 	case "":
-		spec.Inexact = InexactReject
-	case InexactReject, InexactKeep:
+		spec.Otherwise = "fail"
+	case "fail", "keep":
 	default:
-		return nil, fmt.Errorf("cel %s: inexact must be reject or keep; got %q", spec.From, spec.Inexact)
+		return nil, fmt.Errorf("cel %s: otherwise must be fail or keep, got %q", spec.From, spec.Otherwise)
 	}
 	r := &CELRule{spec: spec}
 	for _, d := range []struct {
@@ -157,8 +150,8 @@ func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, err
 // Convert evaluates one direction on the JSON value self (toHub: the
 // spoke value; else the hub value) and the other direction on the result.
 // exact reports whether that gives self back. A value that does not come
-// back is an error under InexactReject, whose message is the
-// counterexample; under InexactKeep it is not an error (the engine keeps
+// back is an error under otherwise: fail, whose message is the
+// counterexample; under otherwise: keep it is not an error (the engine keeps
 // self in the preserved annotation). check uses Convert to test that the
 // pair inverts on generated values.
 func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err error) {
@@ -174,13 +167,13 @@ func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err 
 	if berr == nil && jsonEqual(back, self) {
 		return out, true, nil
 	}
-	if r.spec.Inexact == InexactKeep {
+	if r.spec.Otherwise == "keep" {
 		return out, false, nil
 	}
 	if berr != nil {
-		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; %w (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, berr, ErrNotInverse)
+		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; %w (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", fwdName, compact(self), compact(out), invName, berr, ErrNotInverse)
 	}
-	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; %w (inexact: keep keeps it in the preserved annotation instead)", fwdName, compact(self), compact(out), invName, compact(back), ErrNotInverse)
+	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; %w (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", fwdName, compact(self), compact(out), invName, compact(back), ErrNotInverse)
 }
 
 // compact returns JSON without insignificant whitespace, for messages,

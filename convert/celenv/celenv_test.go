@@ -40,7 +40,7 @@ const cronRule = `    - cel:
           {"minute": self.split(" ")[0], "hour": self.split(" ")[1],
            "dayOfMonth": self.split(" ")[2], "month": self.split(" ")[3],
            "dayOfWeek": self.split(" ")[4]}
-        inexact: keep
+        otherwise: keep
 `
 
 const percentRule = `    - cel:
@@ -172,7 +172,7 @@ func TestLoadErrors(t *testing.T) {
 		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: object.spec\n",
 			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "object.spec": ERROR: <input>:1:1: undeclared reference to 'object'`},
 		{"one direction", "    - cel: {from: spec.a, toHub: self}\n", `f.yaml:11:12: spec.spokes[0].rules[0].cel.fromHub: missing; both directions are required`},
-		{"bad inexact", "    - cel: {from: spec.a, toHub: self, fromHub: self, inexact: drop}\n", `f.yaml:11:64: spec.spokes[0].rules[0].cel: cel spec.a: inexact must be reject or keep; got "drop"`},
+		{"bad otherwise", "    - cel: {from: spec.a, toHub: self, fromHub: self, otherwise: drop}\n", `f.yaml:11:66: spec.spokes[0].rules[0].cel: cel spec.a: otherwise must be fail or keep, got "drop"`},
 		{"metadata", "    - cel: {from: metadata.name, toHub: self, fromHub: self}\n", `spec.spokes[0].rules[0].cel: cel: from: path metadata.name`},
 	}
 	for _, tt := range tests {

@@ -61,16 +61,16 @@ func (l *loader) cel(m map[string]entry, body *yaml.Node, field string, from, to
 		exprs[e.val.Value] = x
 		spec.Params[k] = e.val.Value
 	}
-	inexact := l.scalar(m, "inexact")
-	spec.Params["inexact"] = inexact
+	otherwise := l.scalar(m, "otherwise")
+	spec.Params["otherwise"] = otherwise
 	r, err := convert.CEL(exprs, convert.CELSpec{
 		From: from, To: to,
 		ToHub: m["toHub"].val.Value, FromHub: m["fromHub"].val.Value,
-		Inexact: convert.Inexact(inexact),
+		Otherwise: otherwise,
 	})
 	if err != nil {
 		n := body
-		if e, ok := m["inexact"]; ok {
+		if e, ok := m["otherwise"]; ok {
 			n = e.val
 		}
 		return l.errf(n, field, "%v", err)

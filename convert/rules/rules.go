@@ -331,7 +331,7 @@ var ruleParams = map[string][]string{
 	"hubOnly":     {"path", "default"},
 	"spokeOnly":   {"path", "default"},
 	"funcs":       {"name"},
-	"cel":         {"from", "to", "toHub", "fromHub", "inexact"},
+	"cel":         {"from", "to", "toHub", "fromHub", "otherwise"},
 }
 
 func ruleKinds() string {
