@@ -330,7 +330,7 @@ var ruleParams = map[string][]string{
 	"listToMap":   {"from", "to", "key", "keyType", "order"},
 	"hubOnly":     {"path", "default"},
 	"spokeOnly":   {"path", "default"},
-	"funcs":       {"name"},
+	"funcs":       {"name", "from", "to"},
 	"cel":         {"from", "to", "toHub", "fromHub", "otherwise"},
 }
 
@@ -406,16 +406,15 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 			return RuleSpec{}, l.errf(body, field+".name", "missing")
 		}
 		spec.FuncName = name
-		r, ok := l.opts.Funcs[name]
+		owned, err := l.ownedPaths(m, field)
+		if err != nil {
+			return RuleSpec{}, err
+		}
+		for k, ps := range owned {
+			spec.Params[k] = ps
+		}
+		r, ok, known := l.funcsRule(name)
 		if !ok {
-			known := make([]string, 0, len(l.opts.Funcs))
-			for k := range l.opts.Funcs {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			if len(known) == 0 {
-				known = []string{"none"}
-			}
 			return RuleSpec{}, l.errf(m["name"].val, field+".name", "no Go function %q is registered (registered: %s); funcs rules work only where the program that loads the file registers them", name, strings.Join(known, ", "))
 		}
 		spec.Rule = r
