@@ -33,6 +33,10 @@ type CELCompiler interface {
 // reports it as a defect of the rules, with the value as counterexample.
 var ErrNotInverse = errors.New("the expressions do not invert each other on this value")
 
+// ErrNoForm is returned by a CELExpression whose result says the value has
+// no form in the other version (optional.none() in CEL).
+var ErrNoForm = errors.New("the value has no form in the other version")
+
 // celOtherwise says what a cel rule does with a value its two expressions
 // do not carry there and back unchanged: a value the other version cannot
 // represent. "fail" fails the conversion of such a value, naming the value,
@@ -113,20 +117,77 @@ func (r *CELRule) String() string {
 func (r *CELRule) paths() []Path { return []Path{r.spec.From, r.spec.To, annotationsPath} }
 
 // ToHub computes the hub field from the spoke field.
-func (r *CELRule) ToHub(o *Object) error {
-	return move(o, r, r.spec.From, r.spec.To, func(n node) (node, error) {
-		return r.apply(o, n, r.spec.From, r.spec.To, true)
-	})
-}
+func (r *CELRule) ToHub(o *Object) error { return r.run(o, r.spec.From, r.spec.To, true) }
 
 // FromHub computes the spoke field from the hub field.
-func (r *CELRule) FromHub(o *Object) error {
-	return move(o, r, r.spec.To, r.spec.From, func(n node) (node, error) {
-		return r.apply(o, n, r.spec.To, r.spec.From, false)
+func (r *CELRule) FromHub(o *Object) error { return r.run(o, r.spec.To, r.spec.From, false) }
+
+func (r *CELRule) run(o *Object, src, dst Path, toHub bool) error {
+	done, out, err := r.aside(o, src, dst, toHub)
+	if done || err != nil {
+		return err
+	}
+	return move(o, r, src, dst, func(n node) (node, error) {
+		return r.apply(o, n, src, dst, toHub, out)
 	})
 }
 
-func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, error) {
+// aside handles values with no form in the other version (an expression
+// returning optional.none()): under otherwise: keep such a source value is
+// removed and kept in the preserved annotation, and a value the
+// destination version kept earlier is restored when the source is missing
+// and the destination not set since.
+//
+// Otherwise it returns the evaluation of the source value, for apply.
+func (r *CELRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation, error) {
+	kept, ok, err := o.takeField(o.to, dst)
+	if err != nil {
+		return true, nil, wrapRuleErr(r, dst, err)
+	}
+	n, err := o.lookup(src)
+	if err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		if !ok {
+			return true, nil, nil
+		}
+		if cur, err := o.lookup(dst); err != nil || cur != nil {
+			return true, nil, wrapRuleErr(r, dst, err)
+		}
+		return true, nil, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+	}
+	if n.isNull() {
+		return false, nil, nil
+	}
+	raw := o.rawOf(n)
+	fwd, name := r.toHub, "toHub"
+	if !toHub {
+		fwd, name = r.fromHub, "fromHub"
+	}
+	out, err := fwd.Eval(raw)
+	if !errors.Is(err, ErrNoForm) {
+		return false, &evaluation{out: out, err: err}, nil
+	}
+	if r.spec.Otherwise != "keep" {
+		return true, nil, ruleErr(r, src, "%s of %s: %v (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", name, compact(raw), ErrNoForm)
+	}
+	if err := o.keepField(o.from, src, raw); err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	if _, _, err := o.del(src); err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	return true, nil, wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// evaluation is the result of one direction on the source value.
+type evaluation struct {
+	out []byte
+	err error
+}
+
+func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evaluation) (node, error) {
 	raw := o.rawOf(&n)
 	// The destination version owns an exact value if an earlier conversion
 	// out of it could not carry it.
@@ -135,7 +196,7 @@ func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, err
 	} else if ok {
 		return node{raw: o.st.keep(v)}, nil
 	}
-	out, exact, err := r.Convert(raw, toHub)
+	out, exact, err := r.convert(raw, toHub, ev)
 	if err != nil {
 		return node{}, wrapRuleErr(r, src, err)
 	}
@@ -155,11 +216,20 @@ func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool) (node, err
 // self in the preserved annotation). check uses Convert to test that the
 // pair inverts on generated values.
 func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err error) {
+	return r.convert(self, toHub, nil)
+}
+
+// convert is Convert with the first evaluation already done when ev is set.
+func (r *CELRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
 	fwd, inv, fwdName, invName := r.toHub, r.fromHub, "toHub", "fromHub"
 	if !toHub {
 		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
 	}
-	out, err = fwd.Eval(self)
+	if ev != nil {
+		out, err = ev.out, ev.err
+	} else {
+		out, err = fwd.Eval(self)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
 	}

@@ -119,6 +119,9 @@ func (x *expression) Eval(self []byte) ([]byte, error) {
 		return nil, err
 	}
 	b, err := encode(nil, out)
+	if errors.Is(err, convert.ErrNoForm) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("result of %s: %w", x.src, err)
 	}
@@ -190,7 +193,8 @@ func numbers(v any) (any, error) {
 
 // encode appends the JSON of a CEL value to b: maps need string keys,
 // durations are written as Go (and metav1.Duration) write them, timestamps
-// in RFC 3339, bytes in base64 as JSON writes []byte.
+// in RFC 3339, bytes in base64 as JSON writes []byte; an optional is its
+// value, and optional.none() is convert.ErrNoForm.
 func encode(b []byte, v ref.Val) ([]byte, error) {
 	switch v.Type() {
 	case types.NullType:
@@ -217,6 +221,12 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 		return appendString(b, v.Value().(time.Time).UTC().Format(time.RFC3339Nano)), nil
 	}
 	switch t := v.(type) {
+	case *types.Optional:
+		// optional.none(): the value has no form in the other version.
+		if !t.HasValue() {
+			return nil, convert.ErrNoForm
+		}
+		return encode(b, t.GetValue())
 	case traits.Lister:
 		b = append(b, '[')
 		n := int(t.Size().(types.Int))

@@ -50,6 +50,16 @@ const percentRule = `    - cel:
         fromHub: int(self.replace("%", ""))
 `
 
+// Ed25519 has no spelling in the spoke: fromHub says so with
+// optional.none(), and the value is kept aside.
+const algoRule = `    - cel:
+        from: spec.keyAlgorithm
+        to: spec.privateKey.algorithm
+        toHub: 'self == "rsa" ? "RSA" : "ECDSA"'
+        fromHub: 'self == "RSA" ? optional.of("rsa") : self == "ECDSA" ? optional.of("ecdsa") : optional.none()'
+        otherwise: keep
+`
+
 func load(t *testing.T, rs string) *convert.Converter {
 	t.Helper()
 	c, err := rules.Load("f.yaml", []byte(head+rs))
@@ -103,6 +113,18 @@ func TestConvert(t *testing.T) {
 		{"cost limit", "    - cel:\n        from: spec.list\n        toHub: self.map(x, self.map(y, self.map(z, x + y + z))).size()\n        fromHub: self\n",
 			job("v1alpha1", `},"spec":{"list":[`+strings.Repeat("1,", 299)+`1]}`), "v1", "",
 			`: cost limit 1000000 exceeded`},
+		{"no form: kept aside", algoRule,
+			job("v1", `},"spec":{"privateKey":{"algorithm":"Ed25519","size":256}}`), "v1alpha1",
+			job("v1alpha1", `,"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/privateKey/algorithm\":\"Ed25519\"}}}"}},"spec":{"privateKey":{"size":256}}`), ""},
+		{"no form: restored", algoRule,
+			job("v1alpha1", `,"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/privateKey/algorithm\":\"Ed25519\"}}}"}},"spec":{"privateKey":{"size":256}}`), "v1",
+			job("v1", `},"spec":{"privateKey":{"size":256,"algorithm":"Ed25519"}}`), ""},
+		{"no form: an edit wins", algoRule,
+			job("v1alpha1", `,"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/privateKey/algorithm\":\"Ed25519\"}}}"}},"spec":{"keyAlgorithm":"rsa"}`), "v1",
+			job("v1", `},"spec":{"privateKey":{"algorithm":"RSA"}}`), ""},
+		{"no form: fail", strings.Replace(algoRule, "otherwise: keep", "otherwise: fail", 1),
+			job("v1", `},"spec":{"privateKey":{"algorithm":"Ed25519"}}`), "v1alpha1", "",
+			`at /spec/privateKey/algorithm: rule cel spec.keyAlgorithm -> spec.privateKey.algorithm: fromHub of "Ed25519": the value has no form in the other version (otherwise: fail;`},
 		{"result without JSON form", "    - cel:\n        from: spec.a\n        toHub: '{1: self}'\n        fromHub: self\n",
 			job("v1alpha1", `},"spec":{"a":1}`), "v1", "",
 			`map key 1 is int, not a string`},
