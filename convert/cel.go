@@ -234,7 +234,7 @@ func (r *CELRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, 
 		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
 	}
 	back, berr := inv.Eval(out)
-	if berr == nil && jsonEqual(back, self) {
+	if berr == nil && (bytes.Equal(back, self) || jsonEqual(back, self)) {
 		return out, true, nil
 	}
 	if r.spec.Otherwise == "keep" {

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -150,8 +151,12 @@ func Cost(x convert.CELExpression, self []byte) (uint64, error) {
 }
 
 // decode reads a JSON value into the Go values CEL takes: integer literals
-// become int64, other numbers float64.
+// become int64, other numbers float64. Scalars, the common case, are read
+// without a decoder.
 func decode(raw []byte) (any, error) {
+	if v, ok := scalar(bytes.TrimSpace(raw)); ok {
+		return v, nil
+	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
@@ -159,6 +164,41 @@ func decode(raw []byte) (any, error) {
 		return nil, fmt.Errorf("self: %w", err)
 	}
 	return numbers(v)
+}
+
+// scalar decodes a number, a string without escapes, a boolean or null.
+func scalar(raw []byte) (any, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return nil, false
+		}
+		inner := raw[1 : len(raw)-1]
+		if bytes.ContainsAny(inner, "\\\"") || !utf8.Valid(inner) {
+			return nil, false
+		}
+		for _, b := range inner {
+			if b < 0x20 {
+				return nil, false
+			}
+		}
+		return string(inner), true
+	case c == '-' || (c >= '0' && c <= '9'):
+		v, err := numbers(json.Number(raw))
+		return v, err == nil
+	}
+	switch string(raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	case "null":
+		return nil, true
+	}
+	return nil, false
 }
 
 func numbers(v any) (any, error) {

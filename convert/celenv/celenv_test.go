@@ -236,3 +236,45 @@ func TestNotInverseIsMarked(t *testing.T) {
 		t.Fatalf("an expression error %v should fail without convert.ErrNotInverse", err)
 	}
 }
+
+// TestEvalJSON: values go in as JSON and come out as JSON, scalars (read
+// without a decoder) and composites alike.
+func TestEvalJSON(t *testing.T) {
+	id, err := celenv.Compiler().Compile("self")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, err := celenv.Compiler().Compile("type(self) == int ? \"int\" : type(self) == double ? \"double\" : type(self) == string ? \"string\" : \"other\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, out, typ string }{
+		{`3`, `3`, `"int"`},
+		{`-12`, `-12`, `"int"`},
+		{`1.5`, `1.5`, `"double"`},
+		{`1e3`, `1000`, `"double"`},
+		{`123456789012345678901234567890`, `1.2345678901234568e+29`, `"double"`},
+		{`"plain"`, `"plain"`, `"string"`},
+		{`"esc\"aped\n"`, `"esc\"aped\n"`, `"string"`},
+		{`"\u00e9t\u00e9"`, `"été"`, `"string"`},
+		{`""`, `""`, `"string"`},
+		{` true `, `true`, `"other"`},
+		{`null`, `null`, `"other"`},
+		{`[1,"a",{"b":2.5}]`, `[1,"a",{"b":2.5}]`, `"other"`},
+		{`{"z":1,"a":[true,null]}`, `{"a":[true,null],"z":1}`, `"other"`},
+	} {
+		got, err := id.Eval([]byte(tt.in))
+		if err != nil || string(got) != tt.out {
+			t.Errorf("self of %s = %s, %v; want %s", tt.in, got, err, tt.out)
+		}
+		got, err = typ.Eval([]byte(tt.in))
+		if err != nil || string(got) != tt.typ {
+			t.Errorf("type of %s = %s, %v; want %s", tt.in, got, err, tt.typ)
+		}
+	}
+	for _, bad := range []string{``, `"`, `-`, `{`, `"a`} {
+		if got, err := id.Eval([]byte(bad)); err == nil {
+			t.Errorf("self of %q = %s, want an error", bad, got)
+		}
+	}
+}
