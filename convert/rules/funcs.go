@@ -76,7 +76,7 @@ func (l *loader) ownedPaths(m map[string]entry, field string) (map[string][]stri
 			if err := convert.CheckRulePath(p); err != nil {
 				return nil, l.errf(n, field+"."+k, "%v", err)
 			}
-			out[k] = append(out[k], p.String())
+			out[k] = append(out[k], n.Value) // as written, for check
 		}
 	}
 	return out, nil
