@@ -154,7 +154,7 @@ func Cost(x convert.CELExpression, self []byte) (uint64, error) {
 // become int64, other numbers float64. Scalars, the common case, are read
 // without a decoder.
 func decode(raw []byte) (any, error) {
-	if v, ok := scalar(bytes.TrimSpace(raw)); ok {
+	if v, ok := scalar(bytes.Trim(raw, " \t\r\n")); ok { // JSON whitespace
 		return v, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -187,6 +187,9 @@ func scalar(raw []byte) (any, bool) {
 		}
 		return string(inner), true
 	case c == '-' || (c >= '0' && c <= '9'):
+		if !json.Valid(raw) {
+			return nil, false
+		}
 		v, err := numbers(json.Number(raw))
 		return v, err == nil
 	}
