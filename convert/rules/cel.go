@@ -43,7 +43,7 @@ func (c compiled) Compile(expr string) (convert.CELExpression, error) { return c
 func (l *loader) cel(m map[string]entry, body *yaml.Node, field string, from, to convert.Path, spec *RuleSpec) error {
 	c := l.celCompiler()
 	if c == nil {
-		return l.errf(body, field, "cel rules need a CEL environment and this program links none; link package github.com/hubspoke/hubspoke/convert/celenv (the hubspoke binaries do)")
+		return l.errf(body, field, "cel rules need a CEL environment and this program links none; link package github.com/hubspoke/hubspoke/convert/celenv (the hubspoke binaries do, unless built with -tags hubspoke_nocel)")
 	}
 	exprs := compiled{}
 	for _, k := range []string{"toHub", "fromHub"} {

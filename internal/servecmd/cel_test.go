@@ -1,3 +1,5 @@
+//go:build !hubspoke_nocel
+
 package servecmd
 
 import (
