@@ -110,7 +110,7 @@ func (x *expression) Eval(self []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, det, err := x.prog.Eval(map[string]any{Self: v})
+	out, det, err := x.prog.Eval(map[string]any{Self: adapter{}.NativeToValue(v)})
 	if err != nil {
 		if det != nil {
 			if cost := det.ActualCost(); cost != nil && *cost > PerCallLimit {
@@ -140,7 +140,7 @@ func Cost(x convert.CELExpression, self []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, det, err := e.prog.Eval(map[string]any{Self: v})
+	_, det, err := e.prog.Eval(map[string]any{Self: adapter{}.NativeToValue(v)})
 	if err != nil {
 		return 0, err
 	}

@@ -278,3 +278,27 @@ func TestEvalJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestDeterministic: iterating over an object of the input gives its keys
+// in order, every time (cel-go iterates Go maps in random order).
+func TestDeterministic(t *testing.T) {
+	x, err := celenv.Compiler().Compile(`self.map(k, k + "=" + string(self[k]))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte(`{"m":{"zeta":1,"alpha":2,"mid":3,"beta":4,"omega":5,"gamma":6}}`)
+	nested, err := celenv.Compiler().Compile(`self.m.filter(k, self.m[k] > 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		out, err := x.Eval([]byte(`{"zeta":1,"alpha":2,"mid":3,"beta":4,"omega":5,"gamma":6}`))
+		if err != nil || string(out) != `["alpha=2","beta=4","gamma=6","mid=3","omega=5","zeta=1"]` {
+			t.Fatalf("got %s, %v", out, err)
+		}
+		out, err = nested.Eval(in)
+		if err != nil || string(out) != `["alpha","beta","gamma","mid","omega"]` {
+			t.Fatalf("nested: got %s, %v", out, err)
+		}
+	}
+}
