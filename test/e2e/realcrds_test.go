@@ -187,4 +187,3 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
-
