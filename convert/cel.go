@@ -37,15 +37,6 @@ var ErrNotInverse = errors.New("the expressions do not invert each other on this
 // no form in the other version (optional.none() in CEL).
 var ErrNoForm = errors.New("the value has no form in the other version")
 
-// celOtherwise says what a cel rule does with a value its two expressions
-// do not carry there and back unchanged: a value the other version cannot
-// represent. "fail" fails the conversion of such a value, naming the value,
-// what it converts to and what that converts back to; "keep" converts it
-// and keeps the exact value in the preserved annotation, restored on the
-// way back while the converted value is left as it was (an edit made
-// through the other version wins).
-type celOtherwise = string
-
 // CELSpec is a cel rule as written.
 type CELSpec struct {
 	// From is the spoke field and To the hub field (the same path computes
@@ -54,39 +45,43 @@ type CELSpec struct {
 	// ToHub computes the hub value from self, the spoke value; FromHub the
 	// spoke value from self, the hub value.
 	ToHub, FromHub string
-	// Otherwise is the policy for values the expressions do not invert:
-	// "fail" (the default) or "keep".
-	Otherwise celOtherwise
+	// Otherwise is the policy for a value the expressions do not carry there
+	// and back unchanged, or that has no form in the other version
+	// (optional.none()): OtherwiseFail (the default) fails the conversion
+	// naming the value; OtherwiseKeep converts it and keeps the exact value
+	// in the preserved annotation (a value with no form is removed and kept),
+	// restored on the way back unless the field was changed since.
+	Otherwise Otherwise
 }
 
-// CELRule is a rule computing a field with two CEL expressions, one for each
+// celRule computes a field with two CEL expressions, one for each
 // direction. Both expressions run on every conversion: the inverse checks
 // that the value comes back unchanged, so a value the other version cannot
 // represent is never lost silently. A null value moves as null and a
 // missing one stays missing, as with every value rule.
-type CELRule struct {
-	spec             CELSpec
-	toHub, fromHub   CELExpression
-	toHubS, fromHubS string // compacted sources, for messages
+type celRule struct {
+	spec           CELSpec
+	from, to       Path // the paths it runs on (inside the items of spec's paths)
+	keep           bool // otherwise: keep
+	toHub, fromHub CELExpression
 }
 
 // CEL compiles a cel rule with c. Both expressions are required: the engine
-// cannot invert an expression.
-func CEL(c CELCompiler, spec CELSpec) (*CELRule, error) {
-	if err := checkPair("cel", spec.From, spec.To); err != nil {
+// cannot invert an expression. Paths through lists and maps work as for
+// every rule: the rule runs on every item they select.
+func CEL(c CELCompiler, spec CELSpec) (Rule, error) {
+	from, to, err := checkPair("cel", spec.From, spec.To)
+	if err != nil {
 		return nil, err
 	}
 	if c == nil {
 		return nil, fmt.Errorf("cel %s: no CEL compiler; link package convert/celenv (the hubspoke binaries do)", spec.From)
 	}
-	switch spec.Otherwise {
-	case "":
-		spec.Otherwise = "fail"
-	case "fail", "keep":
-	default:
-		return nil, fmt.Errorf("cel %s: otherwise must be fail or keep, got %q", spec.From, spec.Otherwise)
+	keep, err := checkOtherwise("cel", spec.From, spec.Otherwise)
+	if err != nil {
+		return nil, err
 	}
-	r := &CELRule{spec: spec}
+	r := &celRule{spec: spec, from: from, to: to, keep: keep}
 	for _, d := range []struct {
 		name, src string
 		dst       *CELExpression
@@ -100,13 +95,10 @@ func CEL(c CELCompiler, spec CELSpec) (*CELRule, error) {
 		}
 		*d.dst = x
 	}
-	return r, nil
+	return scoped(r, spec.From), nil
 }
 
-// Spec returns the rule as written.
-func (r *CELRule) Spec() CELSpec { return r.spec }
-
-func (r *CELRule) String() string {
+func (r *celRule) String() string {
 	s := "cel " + r.spec.From.String()
 	if !r.spec.From.Equal(r.spec.To) {
 		s += " -> " + r.spec.To.String()
@@ -114,15 +106,15 @@ func (r *CELRule) String() string {
 	return s
 }
 
-func (r *CELRule) paths() []Path { return []Path{r.spec.From, r.spec.To, annotationsPath} }
+func (r *celRule) paths() []Path { return []Path{r.from, r.to, annotationsPath} }
 
 // ToHub computes the hub field from the spoke field.
-func (r *CELRule) ToHub(o *Object) error { return r.run(o, r.spec.From, r.spec.To, true) }
+func (r *celRule) ToHub(o *Object) error { return r.run(o, r.from, r.to, true) }
 
 // FromHub computes the spoke field from the hub field.
-func (r *CELRule) FromHub(o *Object) error { return r.run(o, r.spec.To, r.spec.From, false) }
+func (r *celRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, false) }
 
-func (r *CELRule) run(o *Object, src, dst Path, toHub bool) error {
+func (r *celRule) run(o *Object, src, dst Path, toHub bool) error {
 	done, out, err := r.aside(o, src, dst, toHub)
 	if done || err != nil {
 		return err
@@ -139,7 +131,7 @@ func (r *CELRule) run(o *Object, src, dst Path, toHub bool) error {
 // and the destination not set since.
 //
 // Otherwise it returns the evaluation of the source value, for apply.
-func (r *CELRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation, error) {
+func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation, error) {
 	kept, ok, err := o.takeField(o.to, dst)
 	if err != nil {
 		return true, nil, wrapRuleErr(r, dst, err)
@@ -169,7 +161,7 @@ func (r *CELRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation
 	if !errors.Is(err, ErrNoForm) {
 		return false, &evaluation{out: out, err: err}, nil
 	}
-	if r.spec.Otherwise != "keep" {
+	if !r.keep {
 		return true, nil, ruleErr(r, src, "%s of %s: %v (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", name, compact(raw), ErrNoForm)
 	}
 	if err := o.keepField(o.from, src, raw); err != nil {
@@ -187,7 +179,7 @@ type evaluation struct {
 	err error
 }
 
-func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evaluation) (node, error) {
+func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evaluation) (node, error) {
 	raw := o.rawOf(&n)
 	// The destination version owns an exact value if an earlier conversion
 	// out of it could not carry it.
@@ -208,19 +200,14 @@ func (r *CELRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evalua
 	return node{raw: o.st.keep(out)}, nil
 }
 
-// Convert evaluates one direction on the JSON value self (toHub: the
-// spoke value; else the hub value) and the other direction on the result.
-// exact reports whether that gives self back. A value that does not come
-// back is an error under otherwise: fail, whose message is the
-// counterexample; under otherwise: keep it is not an error (the engine keeps
-// self in the preserved annotation). check uses Convert to test that the
-// pair inverts on generated values.
-func (r *CELRule) Convert(self []byte, toHub bool) (out []byte, exact bool, err error) {
-	return r.convert(self, toHub, nil)
-}
-
-// convert is Convert with the first evaluation already done when ev is set.
-func (r *CELRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
+// convert evaluates one direction on the JSON value self (toHub: the
+// spoke value; else the hub value), or takes ev, its evaluation already
+// done, and the other direction on the result. exact reports whether that
+// gives self back. A value that does not come back is an error under
+// otherwise: fail, whose message is the counterexample; under otherwise:
+// keep it is not an error (the caller keeps self in the preserved
+// annotation).
+func (r *celRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
 	fwd, inv, fwdName, invName := r.toHub, r.fromHub, "toHub", "fromHub"
 	if !toHub {
 		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
@@ -237,7 +224,7 @@ func (r *CELRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, 
 	if berr == nil && (bytes.Equal(back, self) || jsonEqual(back, self)) {
 		return out, true, nil
 	}
-	if r.spec.Otherwise == "keep" {
+	if r.keep {
 		return out, false, nil
 	}
 	if berr != nil {

@@ -194,7 +194,7 @@ func TestLoadErrors(t *testing.T) {
 		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: object.spec\n",
 			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "object.spec": ERROR: <input>:1:1: undeclared reference to 'object'`},
 		{"one direction", "    - cel: {from: spec.a, toHub: self}\n", `f.yaml:11:12: spec.spokes[0].rules[0].cel.fromHub: missing; both directions are required`},
-		{"bad otherwise", "    - cel: {from: spec.a, toHub: self, fromHub: self, otherwise: drop}\n", `f.yaml:11:66: spec.spokes[0].rules[0].cel: cel spec.a: otherwise must be fail or keep, got "drop"`},
+		{"bad otherwise", "    - cel: {from: spec.a, toHub: self, fromHub: self, otherwise: drop}\n", `f.yaml:11:66: spec.spokes[0].rules[0].cel.otherwise: cel spec.a: otherwise must be fail or keep, got "drop"`},
 		{"metadata", "    - cel: {from: metadata.name, toHub: self, fromHub: self}\n", `spec.spokes[0].rules[0].cel: cel: from: path metadata.name`},
 	}
 	for _, tt := range tests {
@@ -299,6 +299,34 @@ func TestDeterministic(t *testing.T) {
 		out, err = nested.Eval(in)
 		if err != nil || string(out) != `["alpha","beta","gamma","mid","omega"]` {
 			t.Fatalf("nested: got %s, %v", out, err)
+		}
+	}
+}
+
+// TestInsideItems: a cel rule on a path through a list runs on every item;
+// what it keeps is named by the item.
+func TestInsideItems(t *testing.T) {
+	c := load(t, `    - cel:
+        from: 'spec.items[*].ratio'
+        to: 'spec.items[*].weight'
+        toHub: string(self) + "%"
+        fromHub: 'self == "none" ? optional.none() : optional.of(int(self.replace("%", "")))'
+        otherwise: keep
+`)
+	for _, tt := range []struct{ in, to, want string }{
+		{job("v1alpha1", `},"spec":{"items":[{"name":"a","ratio":5},{"name":"b"},{"name":"c","ratio":7}]}`), "v1",
+			job("v1", `},"spec":{"items":[{"name":"a","weight":"5%"},{"name":"b"},{"name":"c","weight":"7%"}]}`)},
+		{job("v1", `},"spec":{"items":[{"name":"a","weight":"none"},{"name":"b","weight":"007%"}]}`), "v1alpha1",
+			job("v1alpha1", `,"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/items/0/weight\":\"none\"},\"exact\":{\"/spec/items/1/weight\":{\"value\":\"007%\",\"as\":7}}}}"}},"spec":{"items":[{"name":"a"},{"name":"b","ratio":7}]}`)},
+		{job("v1alpha1", `,"annotations":{"hubspoke.dev/preserved":"{\"v1\":{\"fields\":{\"/spec/items/0/weight\":\"none\"},\"exact\":{\"/spec/items/1/weight\":{\"value\":\"007%\",\"as\":7}}}}"}},"spec":{"items":[{"name":"a"},{"name":"b","ratio":7}]}`), "v1",
+			job("v1", `},"spec":{"items":[{"name":"a","weight":"none"},{"name":"b","weight":"007%"}]}`)},
+	} {
+		out, err := c.Convert(nil, []byte(tt.in), "example.com/"+tt.to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, string(out)); diff != "" {
+			t.Errorf("%s to %s (-want +got):\n%s", tt.in, tt.to, diff)
 		}
 	}
 }

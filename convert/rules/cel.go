@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -39,42 +40,45 @@ type compiled map[string]convert.CELExpression
 
 func (c compiled) Compile(expr string) (convert.CELExpression, error) { return c[expr], nil }
 
-// cel builds a cel rule: toHub and fromHub are CEL expressions on self.
-func (l *loader) cel(m map[string]entry, body *yaml.Node, field string, from, to convert.Path, spec *RuleSpec) error {
-	c := l.celCompiler()
+// buildCEL builds a cel rule: toHub and fromHub are CEL expressions on
+// self, compiled here so that an error names the expression's line.
+func buildCEL(b *build) error {
+	if err := b.pair(); err != nil {
+		return err
+	}
+	c := b.l.celCompiler()
 	if c == nil {
-		return l.errf(body, field, "cel rules need a CEL environment and this program links none; link package github.com/hubspoke/hubspoke/convert/celenv (the hubspoke binaries do, unless built with -tags hubspoke_nocel)")
+		return b.l.errf(b.body, b.field, "cel rules need a CEL environment and this program links none; link package github.com/hubspoke/hubspoke/convert/celenv (the hubspoke binaries do, unless built with -tags hubspoke_nocel)")
 	}
 	exprs := compiled{}
 	for _, k := range []string{"toHub", "fromHub"} {
-		e, ok := m[k]
+		e, ok := b.m[k]
 		if !ok {
-			return l.errf(body, field+"."+k, "missing; both directions are required, the engine cannot invert an expression")
+			return b.errAt(k, "missing; both directions are required, the engine cannot invert an expression")
 		}
 		if e.val.Kind != yaml.ScalarNode || e.val.Value == "" {
-			return l.errf(e.val, field+"."+k, "want a CEL expression (a string)")
+			return b.errAt(k, "want a CEL expression (a string)")
 		}
 		x, err := c.Compile(e.val.Value)
 		if err != nil {
-			return l.errf(e.val, field+"."+k, "%v", err)
+			return b.errAt(k, "%v", err)
 		}
 		exprs[e.val.Value] = x
-		spec.Params[k] = e.val.Value
+		b.spec.Params[k] = e.val.Value
 	}
-	otherwise := l.scalar(m, "otherwise")
-	spec.Params["otherwise"] = otherwise
+	otherwise := b.str("otherwise")
+	b.spec.Params["otherwise"] = otherwise
 	r, err := convert.CEL(exprs, convert.CELSpec{
-		From: from, To: to,
-		ToHub: m["toHub"].val.Value, FromHub: m["fromHub"].val.Value,
-		Otherwise: otherwise,
+		From: b.spec.From, To: b.spec.To,
+		ToHub: b.m["toHub"].val.Value, FromHub: b.m["fromHub"].val.Value,
+		Otherwise: convert.Otherwise(otherwise),
 	})
 	if err != nil {
-		n := body
-		if e, ok := m["otherwise"]; ok {
-			n = e.val
+		if _, ok := b.m["otherwise"]; ok && strings.Contains(err.Error(), "otherwise") {
+			return b.errAt("otherwise", "%v", err)
 		}
-		return l.errf(n, field, "%v", err)
+		return b.fail(err)
 	}
-	spec.Rule = r
+	b.spec.Rule = r
 	return nil
 }
