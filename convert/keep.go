@@ -11,6 +11,9 @@ package convert
 // version the object is converted from, and Restore in the step that
 // converts back to that version returns it.
 func (o *Object) Keep(p Path, raw []byte) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	if err := o.checkJSON(p, raw); err != nil {
 		return err
 	}
@@ -23,6 +26,9 @@ func (o *Object) Keep(p Path, raw []byte) error {
 // object already holds there (an edit made through the other version)
 // should win over the kept one, as it does for hubOnly and spokeOnly.
 func (o *Object) Restore(p Path) ([]byte, bool, error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	return o.takeField(o.to, p)
 }
 
@@ -30,6 +36,9 @@ func (o *Object) Restore(p Path) ([]byte, bool, error) {
 // version, was exactly raw (JSON) in the version the object is converted
 // from: a value the conversion could only approximate (rounded, re-spelled).
 func (o *Object) KeepExact(p Path, raw, as []byte) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	if err := o.checkJSON(p, raw); err != nil {
 		return err
 	}
@@ -44,6 +53,9 @@ func (o *Object) KeepExact(p Path, raw, as []byte) error {
 // converted to as and has not changed since (else an edit made through the
 // other version wins and ok is false).
 func (o *Object) RestoreExact(p Path, as []byte) (raw []byte, ok bool, err error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	return o.takeExact(o.to, p, as)
 }
 
