@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,8 @@ var kinds = map[string]kind{
 	"join":        {params: []string{"from", "to", "pattern", "defaults", "otherwise"}, build: buildPattern(convert.Join)},
 	"hubOnly":     {params: []string{"path", "default"}, build: buildOnly(convert.HubOnly)},
 	"spokeOnly":   {params: []string{"path", "default"}, build: buildOnly(convert.SpokeOnly)},
-	"funcs":       {params: []string{"name"}, build: buildFuncs},
+	"funcs":       {params: []string{"name", "from", "to"}, build: buildFuncs},
+	"cel":         {params: []string{"from", "to", "toHub", "fromHub", "otherwise"}, build: buildCEL},
 }
 
 // build is one rule being compiled: its YAML, and the RuleSpec it fills.
@@ -313,16 +313,15 @@ func buildFuncs(b *build) error {
 		return b.errAt("name", "missing")
 	}
 	b.spec.FuncName = name
-	r, ok := b.l.opts.Funcs[name]
+	owned, err := b.l.ownedPaths(b.m, b.field)
+	if err != nil {
+		return err
+	}
+	for k, ps := range owned {
+		b.spec.Params[k] = ps
+	}
+	r, ok, known := b.l.funcsRule(name)
 	if !ok {
-		known := make([]string, 0, len(b.l.opts.Funcs))
-		for k := range b.l.opts.Funcs {
-			known = append(known, k)
-		}
-		sort.Strings(known)
-		if len(known) == 0 {
-			known = []string{"none"}
-		}
 		return b.errAt("name", "no Go function %q is registered (registered: %s); funcs rules work only where the program that loads the file registers them", name, strings.Join(known, ", "))
 	}
 	b.spec.Rule = r

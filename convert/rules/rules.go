@@ -61,8 +61,12 @@ type RuleSpec struct {
 
 // Options configure loading.
 type Options struct {
-	// Funcs are the Go rules that funcs entries may name.
+	// Funcs are the Go rules that funcs entries may name, besides those
+	// registered with RegisterFuncs.
 	Funcs map[string]convert.Rule
+	// CEL compiles the expressions of cel rules; nil means the compiler
+	// registered with RegisterCEL (package convert/celenv registers one).
+	CEL convert.CELCompiler
 }
 
 // LoadFile reads, validates and compiles the rule file at path.
@@ -150,6 +154,9 @@ func Parse(name string, data []byte, opts ...Options) (*File, error) {
 	for _, o := range opts {
 		if o.Funcs != nil {
 			l.opts.Funcs = o.Funcs
+		}
+		if o.CEL != nil {
+			l.opts.CEL = o.CEL
 		}
 	}
 	var doc yaml.Node

@@ -192,7 +192,7 @@ func TestFleetUsesEveryNewForm(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"rename", "enum", "enum hubValues", "hubOnly", "scale", "duration", "duration spoke string",
-		"mapToList", "listToItem", "itemToList", "split", "join"} {
+		"mapToList", "listToItem", "itemToList", "split", "join", "cel"} {
 		if !kinds[k] {
 			t.Errorf("fleet does not use %s", k)
 		}
