@@ -5,8 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"strings"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
