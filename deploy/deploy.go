@@ -143,6 +143,7 @@ func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error))
 		rfs = append(rfs, &ruleFile{f: f, data: data})
 	}
 	var out []Input
+	var errs []error // pairing problems, all of them
 	seen := map[string]string{}
 	for _, p := range crdFiles {
 		data, err := read(p)
@@ -168,8 +169,9 @@ func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error))
 			}
 		}
 		if match == nil {
-			return nil, fmt.Errorf("deploy: CRD %s (%s): no rule file converts %s.%s (give it with --rules)",
-				crd.Object.Name, p, crd.Kind(), crd.Group())
+			errs = append(errs, fmt.Errorf("deploy: CRD %s (%s): no rule file converts %s.%s (give it with --rules)",
+				crd.Object.Name, p, crd.Kind(), crd.Group()))
+			continue
 		}
 		match.used = true
 		have := []string{match.f.Hub}
@@ -178,17 +180,20 @@ func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error))
 		}
 		for _, v := range crd.VersionNames() {
 			if !slices.Contains(have, v) {
-				return nil, fmt.Errorf("deploy: CRD %s (%s) has version %s, which rule file %s does not convert (it has %v)",
-					crd.Object.Name, p, v, match.f.Name, have)
+				errs = append(errs, fmt.Errorf("deploy: CRD %s (%s) has version %s, which rule file %s does not convert (it has %v)",
+					crd.Object.Name, p, v, match.f.Name, have))
 			}
 		}
 		out = append(out, Input{CRD: crd, Rules: match.f, RulesData: match.data})
 	}
 	for _, rf := range rfs {
 		if !rf.used {
-			return nil, fmt.Errorf("deploy: rule file %s converts %s.%s, but no CRD file is of that group and kind",
-				rf.f.Name, rf.f.Kind, rf.f.Group)
+			errs = append(errs, fmt.Errorf("deploy: rule file %s converts %s.%s, but no CRD file is of that group and kind",
+				rf.f.Name, rf.f.Kind, rf.f.Group))
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }
@@ -292,18 +297,12 @@ func Render(inputs []Input, opts Options) ([]any, error) {
 // WriteYAML writes objs as YAML documents separated by "---", each
 // without null fields or status.
 func WriteYAML(w io.Writer, objs []any) error {
+	ms, err := Unstructured(objs)
+	if err != nil {
+		return err
+	}
 	var b bytes.Buffer
-	for i, o := range objs {
-		j, err := json.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("deploy: encoding object %d: %w", i+1, err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(j, &m); err != nil {
-			return fmt.Errorf("deploy: encoding object %d: %w", i+1, err)
-		}
-		delete(m, "status")
-		dropNulls(m)
+	for i, m := range ms {
 		y, err := yaml.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("deploy: encoding object %d: %w", i+1, err)
@@ -313,8 +312,28 @@ func WriteYAML(w io.Writer, objs []any) error {
 		}
 		b.Write(y)
 	}
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// Unstructured returns objs as JSON objects without null fields or status,
+// as they are applied.
+func Unstructured(objs []any) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, len(objs))
+	for i, o := range objs {
+		j, err := json.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: encoding object %d: %w", i+1, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(j, &m); err != nil {
+			return nil, fmt.Errorf("deploy: encoding object %d: %w", i+1, err)
+		}
+		delete(m, "status")
+		dropNulls(m)
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // dropNulls removes null members (creationTimestamp: null and the like)

@@ -316,3 +316,24 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionNotCovered: a CRD version the rule file does not name.
+func TestVersionNotCovered(t *testing.T) {
+	crd, err := os.ReadFile(widgetCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := strings.Replace(string(crd), "  versions:\n", "  versions:\n  - name: v2\n    served: false\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n", 1)
+	files := map[string][]byte{"crd.yaml": []byte(extra)}
+	read := func(p string) ([]byte, error) {
+		if b, ok := files[p]; ok {
+			return b, nil
+		}
+		return os.ReadFile(p)
+	}
+	_, err = deploy.LoadInputs([]string{"crd.yaml"}, []string{widgetRules}, read)
+	want := "CRD widgets.example.com (crd.yaml) has version v2, which rule file ../examples/widget/conversion.yaml does not convert (it has [v1 v1alpha1])"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
