@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/hubspoke/hubspoke/check"
+	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
 )
 
@@ -17,7 +21,13 @@ type deployOptions struct {
 	certs       string
 	maxRequest  string
 	output      string
+	previous    []string
+	rolloutObjs int
+	seed        uint64
 }
+
+// rolloutCheck is check's rolling-update safety (check.Rollout).
+var rolloutCheck deploy.RolloutCheck
 
 func newDeployCmd() *cobra.Command {
 	o := &deployOptions{}
@@ -39,6 +49,12 @@ certificates, and each CRD with spec.conversion pointing at the Service.
                          the CA in each CRD's caBundle. Renew them with
                          "hubspoke certs rotate". Running deploy again makes a
                          new CA: apply its output only for a first install.
+
+With --previous-rules (the rule files the running pods serve), the new
+rules are first compared with them on generated objects (check's
+rolling-update safety): during a rollout the API server's requests reach old
+and new pods at random, so a revision whose answers differ is refused
+(exit 1, the differences on standard error, nothing on standard output).
 
 Each CRD needs the rule file of its group and kind, covering every version.
 Nothing is printed unless everything rendered. One object per document, in
@@ -62,6 +78,9 @@ See docs/production.md.`,
 	f.DurationVar(&o.opts.ShutdownDelay, "shutdown-delay", deploy.DefaultShutdownDelay, "after SIGTERM, how long a pod serves while unready")
 	f.DurationVar(&o.opts.ShutdownGrace, "shutdown-grace", deploy.DefaultShutdownGrace, "then, how long in-flight reviews may take")
 	f.StringVarP(&o.output, "output", "o", "yaml", "yaml (documents) or json (a v1 List)")
+	f.StringArrayVar(&o.previous, "previous-rules", nil, "rule file the running pods serve; the new rules must give the same answers")
+	f.IntVar(&o.rolloutObjs, "rollout-objects", 200, "generated objects per version pair for the --previous-rules comparison")
+	f.Uint64Var(&o.seed, "seed", 0, "seed of the --previous-rules comparison (0: random)")
 	return cmd
 }
 
@@ -91,6 +110,11 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if len(o.previous) > 0 {
+		if err := o.checkRollout(cmd, in); err != nil {
+			return err
+		}
+	}
 	objs, err := deploy.Render(in, o.opts)
 	if err != nil {
 		return err
@@ -112,4 +136,32 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	}
 	_, err = cmd.OutOrStdout().Write(b.Bytes())
 	return err
+}
+
+// checkRollout refuses a revision whose conversion answers differently
+// from the running one's.
+func (o *deployOptions) checkRollout(cmd *cobra.Command, in []deploy.Input) error {
+	if rolloutCheck == nil {
+		return errors.New("deploy: --previous-rules: this build has no rolling-update check")
+	}
+	var prev []*rules.File
+	for _, p := range o.previous {
+		f, err := rules.ParseFile(p)
+		if err != nil {
+			return fmt.Errorf("deploy: previous rules: %w", err)
+		}
+		prev = append(prev, f)
+	}
+	report, err := deploy.CheckRollout(cmd.Context(), in, prev, rolloutCheck, check.Options{Objects: o.rolloutObjs, Seed: o.seed})
+	if err != nil {
+		return err
+	}
+	if report.Errors() > 0 {
+		if err := report.WriteText(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "deploy: refusing the new rules: during a rollout old and new pods would answer differently (above); nothing printed")
+		return exitError{exitFail}
+	}
+	return nil
 }
