@@ -438,7 +438,10 @@ func (n names) service() *corev1.Service {
 			Ports: []corev1.ServicePort{{
 				Name:        "https",
 				Port:        ServicePort,
-				TargetPort:  intstr.FromString("https"),
+				// A number, not the port's name: tools that resolve the
+				// Service without the pods (kube-proxy-less test clusters,
+				// the sandbox) need it, and deploy owns both ends.
+				TargetPort:  intstr.FromInt32(ContainerPort),
 				Protocol:    corev1.ProtocolTCP,
 				AppProtocol: ptr("https"),
 			}},
