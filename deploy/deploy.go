@@ -436,8 +436,8 @@ func (n names) service() *corev1.Service {
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.selector(),
 			Ports: []corev1.ServicePort{{
-				Name:        "https",
-				Port:        ServicePort,
+				Name: "https",
+				Port: ServicePort,
 				// A number, not the port's name: tools that resolve the
 				// Service without the pods (kube-proxy-less test clusters,
 				// the sandbox) need it, and deploy owns both ends.
