@@ -44,5 +44,5 @@ func Example() {
 func ExampleResources() {
 	s := deploy.Resources(32 << 20)
 	fmt.Printf("request %d Mi, limit %d Mi, GOMEMLIMIT %d bytes\n", s.MemoryRequest>>20, s.MemoryLimit>>20, s.GoMemLimit)
-	// Output: request 128 Mi, limit 256 Mi, GOMEMLIMIT 241591905 bytes
+	// Output: request 160 Mi, limit 288 Mi, GOMEMLIMIT 271790892 bytes
 }
