@@ -161,6 +161,19 @@ func TestHA(t *testing.T) {
 		TrustWait: time.Second, PollInterval: 100 * time.Millisecond, ServingWait: h.waitServed, Logger: testLogger(t)}); err != nil {
 		t.Fatalf("rotate (repair): %v", err)
 	}
+	// The command line on the same deployment: nothing is due now; a
+	// forced CA rotation in a dry run lists the four steps.
+	certsArgs := []string{"certs", "rotate", "--kubeconfig", sb.KubeconfigPath(), "-n", haNamespace, "--name", haName}
+	if out := string(hubspokeCLI(t, certsArgs...)); !strings.HasPrefix(out, "nothing due") {
+		t.Errorf("hubspoke certs rotate: %q, want nothing due", out)
+	}
+	out := string(hubspokeCLI(t, append(certsArgs, "--force-ca", "--dry-run=client")...))
+	for _, step := range []string{"new-ca", "add-ca", "switch-serving", "drop-old-ca"} {
+		if !strings.Contains(out, "(dry run) "+step+": ") {
+			t.Errorf("hubspoke certs rotate --force-ca --dry-run=client does not list %s:\n%s", step, out)
+		}
+	}
+
 	h.load.reset()
 	h.phase("after the repair", 2*time.Second)
 	after := h.load.stop()
