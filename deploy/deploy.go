@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -436,8 +437,8 @@ func (n names) service() *corev1.Service {
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.selector(),
 			Ports: []corev1.ServicePort{{
-				Name:        "https",
-				Port:        ServicePort,
+				Name: "https",
+				Port: ServicePort,
 				// A number, not the port's name: tools that resolve the
 				// Service without the pods (kube-proxy-less test clusters,
 				// the sandbox) need it, and deploy owns both ends.
@@ -626,15 +627,13 @@ func (n names) crd(in *apiextv1.CustomResourceDefinition, mode CertMode, caBundl
 			},
 		},
 	}
+	// c is a deep copy: its annotations may be edited.
 	if mode == CertManager {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
-		} else {
-			c.Annotations = maps(c.Annotations)
 		}
 		c.Annotations[InjectCAFrom] = n.ns + "/" + n.name
-	} else if c.Annotations != nil {
-		c.Annotations = maps(c.Annotations)
+	} else {
 		delete(c.Annotations, InjectCAFrom)
 	}
 	return c
@@ -644,17 +643,12 @@ func (n names) crd(in *apiextv1.CustomResourceDefinition, mode CertMode, caBundl
 // Certificate's CA into the CRD's caBundle.
 const InjectCAFrom = "cert-manager.io/inject-ca-from"
 
+// mergeLabels returns a new map with a's entries and b's, b's winning.
 func mergeLabels(a, b map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	out := make(map[string]string, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
 	return out
 }
-
-func maps(m map[string]string) map[string]string { return mergeLabels(m, nil) }
 
 func ptr[T any](v T) *T { return &v }
