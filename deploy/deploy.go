@@ -106,6 +106,11 @@ type Options struct {
 	// by CA).
 	CA      *pki.CA
 	Serving *pki.KeyPair
+	// CABundle is the caBundle to write into the CRDs and the serving
+	// Secret's ca.crt (default: CA alone). To re-render a running
+	// deployment, pass the certificates and the bundle it holds
+	// (rotate.Load): mid-rotation the bundle holds two CAs.
+	CABundle []byte
 }
 
 // Input is one CRD and the rule file that converts its versions.
@@ -277,11 +282,18 @@ func Render(inputs []Input, opts Options) ([]any, error) {
 			}
 			opts.Serving = kp
 		}
-		if err := pki.Verify([]*x509.Certificate{opts.Serving.Cert}, []*x509.Certificate{opts.CA.Cert},
+		caBundle = opts.CABundle
+		if caBundle == nil {
+			caBundle = pki.Bundle(opts.CA.Cert)
+		}
+		roots, err := pki.ParseCertificates(caBundle)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: CA bundle: %w", err)
+		}
+		if err := pki.Verify([]*x509.Certificate{opts.Serving.Cert}, roots,
 			pki.ServiceServerName(opts.Namespace, opts.Name), time.Now()); err != nil {
 			return nil, fmt.Errorf("deploy: the serving certificate would not be trusted by the API server: %w", err)
 		}
-		caBundle = pki.Bundle(opts.CA.Cert)
 		objs = append(objs, n.caSecret(opts.CA), n.servingSecret(opts.Serving, caBundle))
 	}
 	cm, err := n.rulesConfigMap(inputs)
