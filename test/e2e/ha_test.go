@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -174,6 +175,20 @@ func TestHA(t *testing.T) {
 		}
 	}
 
+	// Re-rendering the running deployment with --reuse-certs and applying
+	// it changes no certificate and no caBundle (a plain re-render would
+	// make a new CA: the unsafe order).
+	before := h.certState(ctx, t)
+	rerender := hubspokeCLI(t, "deploy", "-f", h.crdFile, "--rules", h.rulesFile, "--certs", "hubspoke",
+		"-n", haNamespace, "--name", haName, "--replicas", fmt.Sprint(haPods), "--shutdown-delay", "2s", "--shutdown-grace", "10s",
+		"--reuse-certs", "--kubeconfig", sb.KubeconfigPath())
+	if out, stderr, err := kubectlStdin(t, rerender, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s%s", err, out, stderr)
+	}
+	if after := h.certState(ctx, t); after != before {
+		t.Errorf("re-applying deploy --reuse-certs changed the certificates:\nbefore %s\nafter  %s", before, after)
+	}
+
 	h.load.reset()
 	h.phase("after the repair", 2*time.Second)
 	after := h.load.stop()
@@ -192,6 +207,8 @@ type ha struct {
 	dyn     dynamic.Interface
 	pods    []*haPod
 	load    *haLoad
+	// crdFile and rulesFile are the CRD and rules in the test's group.
+	crdFile, rulesFile string
 	// converted counts the objects converted by processes since stopped.
 	converted int
 
@@ -222,11 +239,14 @@ func newHA(t *testing.T, ctx context.Context) *ha {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{
-		"crd.yaml":   []byte(strings.ReplaceAll(string(crd), "example.com", haGroup)),
-		"rules.yaml": []byte(strings.ReplaceAll(string(rulesData), "example.com", haGroup)),
+	h.crdFile, h.rulesFile = filepath.Join(dir, "crd.yaml"), filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(h.crdFile, []byte(strings.ReplaceAll(string(crd), "example.com", haGroup)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	in, err := deploy.LoadInputs([]string{"crd.yaml"}, []string{"rules.yaml"}, func(p string) ([]byte, error) { return files[p], nil })
+	if err := os.WriteFile(h.rulesFile, []byte(strings.ReplaceAll(string(rulesData), "example.com", haGroup)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := deploy.LoadInputs([]string{h.crdFile}, []string{h.rulesFile}, os.ReadFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,6 +482,16 @@ func objectsConverted(t *testing.T, addr string) int {
 		total += v
 	}
 	return int(total)
+}
+
+// certState is the cluster's certificates and caBundle, as one string.
+func (h *ha) certState(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	st, err := rotate.Load(ctx, h.clients, haNamespace, haName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("CA %x, serving %x, bundle %x", st.CA.Cert.SerialNumber, st.Serving.Cert.SerialNumber, sha256.Sum256(st.CABundle))
 }
 
 // haPod is one webhook process with its volumes.
