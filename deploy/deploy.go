@@ -398,6 +398,10 @@ func (n names) meta(name string) metav1.ObjectMeta {
 func (n names) servingSecretName() string { return n.name + "-serving-tls" }
 func (n names) caSecretName() string      { return n.name + "-ca" }
 
+// Selector returns the labels that select the pods of the deployment
+// named name.
+func Selector(name string) map[string]string { return names{"", name}.selector() }
+
 // ServingSecretName and CASecretName are the Secrets of a deployment named
 // name.
 func ServingSecretName(name string) string { return names{"", name}.servingSecretName() }
