@@ -91,11 +91,19 @@ func TestHA(t *testing.T) {
 	}
 
 	// Phase 3: rotate the CA and the serving certificate, safe order.
+	// The wait for the pods to serve the new certificate is the one
+	// `hubspoke certs rotate` uses: each pod's /metrics through the API
+	// server's pod proxy. A warning means it fell back to waiting blind.
+	warned := &warnings{}
 	res, err := rotate.Rotate(ctx, h.clients, rotate.Options{
 		Namespace: haNamespace, Name: haName, ForceCA: true,
 		TrustWait: 2 * time.Second, PollInterval: 100 * time.Millisecond,
-		ServingWait: h.waitServed, Logger: testLogger(t),
+		ServingWait: rotate.PodsServingWait(h.clients, haNamespace, haName, 30*time.Second, slog.New(warned)),
+		Logger:      testLogger(t),
 	})
+	if warned.n.Load() > 0 {
+		t.Errorf("the pods could not be asked through the pod proxy: %s", warned.first.Load())
+	}
 	if err != nil {
 		t.Fatalf("rotate: %v", err)
 	}
@@ -311,6 +319,7 @@ func newHA(t *testing.T, ctx context.Context) *ha {
 		}
 		p.ep = ep
 		t.Cleanup(func() { _ = ep.Remove(context.Background()) })
+		h.createPod(ctx, t, dep, p)
 	}
 	h.startKubelet(ctx, t)
 	t.Cleanup(h.kubeletStop)
@@ -493,6 +502,48 @@ func (h *ha) certState(ctx context.Context, t *testing.T) string {
 	}
 	return fmt.Sprintf("CA %x, serving %x, bundle %x", st.CA.Cert.SerialNumber, st.Serving.Cert.SerialNumber, sha256.Sum256(st.CABundle))
 }
+
+// createPod stores p as a Pod of the Deployment's template, as the
+// ReplicaSet controller and the kubelet would: admitted under the
+// namespace's restricted Pod Security Standard, then running and ready at
+// the endpoint's address, so that the API server's pod proxy reaches it.
+func (h *ha) createPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, p *haPod) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: haNamespace, Labels: dep.Spec.Template.Labels, Annotations: dep.Spec.Template.Annotations},
+		Spec:       *dep.Spec.Template.Spec.DeepCopy(),
+	}
+	created, err := h.core.CoreV1().Pods(haNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s from the Deployment's template: %v", p.name, err)
+	}
+	ip := p.ep.IP().String()
+	created.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
+	}
+	if _, err := h.core.CoreV1().Pods(haNamespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("pod %s status: %v", p.name, err)
+	}
+}
+
+// warnings is a slog handler that counts warnings and keeps the first.
+type warnings struct {
+	n     atomic.Int64
+	first atomic.Value
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	if w.n.Add(1) == 1 {
+		msg := r.Message
+		r.Attrs(func(a slog.Attr) bool { msg += " " + a.String(); return true })
+		w.first.Store(msg)
+	}
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
 
 // haPod is one webhook process with its volumes.
 type haPod struct {
