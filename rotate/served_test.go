@@ -26,7 +26,7 @@ type body struct {
 	err error
 }
 
-func (b body) DoRaw(context.Context) ([]byte, error)        { return b.b, b.err }
+func (b body) DoRaw(context.Context) ([]byte, error)         { return b.b, b.err }
 func (b body) Stream(context.Context) (io.ReadCloser, error) { return nil, errors.New("not used") }
 
 func pod(name string, ready bool) *corev1.Pod {
