@@ -506,7 +506,9 @@ func refusal(err error, from, to string) *Finding {
 	switch {
 	case errors.As(err, &ce):
 		f.Path = ce.Pointer
-		if ce.Rule == "" {
+		// A cel rule whose expressions do not invert each other on a valid
+		// value is a defect of the rules, not a refusal.
+		if ce.Rule == "" || errors.Is(err, convert.ErrNotInverse) {
 			f.Check, f.Severity = LawConvertible, SeverityError
 			f.Message = fmt.Sprintf("a valid %s object fails to convert to %s: %v", from, to, err)
 		}
