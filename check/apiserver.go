@@ -23,49 +23,6 @@ import (
 // the coercion it applies after every conversion, and the validation an
 // object must pass to be written back.
 
-// ResponseRules applies the API server's rules for one converted object:
-// out (the webhook's answer for in) must carry desiredAPIVersion, in's kind
-// and in's metadata.name, namespace and uid, and annotations within the
-// API server's size limit. It returns the JSON pointer of the first field
-// that breaks a rule and what is wrong, or "", nil.
-//
-// TODO(apirules): call the one implementation in package apirules once it
-// lands on main; this is the only place check states these rules.
-func ResponseRules(in, out map[string]any, desiredAPIVersion string) (string, error) {
-	if out["apiVersion"] != desiredAPIVersion {
-		return "/apiVersion", fmt.Errorf("apiVersion is %s, want %s", jsonStr(out["apiVersion"]), desiredAPIVersion)
-	}
-	if !Equal(out["kind"], in["kind"]) {
-		return "/kind", fmt.Errorf("kind changed from %s to %s", jsonStr(in["kind"]), jsonStr(out["kind"]))
-	}
-	imd, _ := in["metadata"].(map[string]any)
-	omd, ok := out["metadata"].(map[string]any)
-	if !ok {
-		return "/metadata", fmt.Errorf("metadata is missing or not an object")
-	}
-	for _, k := range []string{"name", "namespace", "uid"} {
-		if !Equal(imd[k], omd[k]) {
-			return "/metadata/" + k, fmt.Errorf("metadata.%s changed from %s to %s: the API server rejects the response", k, jsonStr(imd[k]), jsonStr(omd[k]))
-		}
-	}
-	if ann, ok := omd["annotations"].(map[string]any); ok {
-		size := 0
-		for k, v := range ann {
-			s, _ := v.(string)
-			size += len(k) + len(s)
-		}
-		if size > totalAnnotationSizeLimit {
-			return "/metadata/annotations", fmt.Errorf("annotations total %d bytes, over the API server's 256 KiB limit", size)
-		}
-	}
-	return "", nil
-}
-
-// totalAnnotationSizeLimit is the API server's limit on an object's
-// annotations (keys plus values), in bytes.
-// TODO(apirules): use the one constant once apirules lands.
-const totalAnnotationSizeLimit = 256 * 1024
-
 // restoreMetadata does what the API server does with the metadata of a
 // converted object (webhook_converter.go, restoreObjectMeta): everything
 // but labels and annotations comes back from the original. The function

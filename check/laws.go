@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/schema"
 )
@@ -440,8 +441,8 @@ func (e *lawEnv) convertStep(in *sample, from, to string) (out *sample, notes []
 	if err != nil {
 		return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Message: fmt.Sprintf("the converted object is not a JSON object: %v", err), Output: string(truncate(data, 300))}}
 	}
-	if ptr, err := ResponseRules(in.obj, obj, e.av(to)); err != nil {
-		return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Path: ptr, Message: err.Error(), Output: obj}}
+	if err := apirules.Object(in.data, data, e.av(to)); err != nil {
+		return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Message: fmt.Sprintf("the API server refuses the converted object: %v", err), Output: obj}}
 	}
 	got := deepCopy(obj)
 	restoreMetadata(in.obj, obj)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/schema"
 )
@@ -229,16 +230,9 @@ func firstSample(samples map[string][][]byte, versions []string, not string) []b
 }
 
 // objectRules applies the API server's rules for one converted object
-// (check.ResponseRules) to JSON.
+// (package apirules, their one implementation).
 func objectRules(in, out []byte, desired string) string {
-	var i, o map[string]any
-	if err := json.Unmarshal(in, &i); err != nil {
-		return "input is not an object"
-	}
-	if err := json.Unmarshal(out, &o); err != nil {
-		return fmt.Sprintf("converted object is not a JSON object: %v", err)
-	}
-	if _, err := check.ResponseRules(i, o, desired); err != nil {
+	if err := apirules.Object(in, out, desired); err != nil {
 		return err.Error()
 	}
 	return ""
