@@ -19,9 +19,9 @@ import (
 )
 
 // This file holds what the API server does with a converted object, with
-// the API server's own functions: the rules a webhook response must meet,
-// the coercion it applies after every conversion, and the validation an
-// object must pass to be written back.
+// the API server's own functions: the coercion it applies after every
+// conversion and the validation an object must pass to be written back
+// (the rules a webhook response must meet are package apirules').
 
 // restoreMetadata does what the API server does with the metadata of a
 // converted object (webhook_converter.go, restoreObjectMeta): everything
