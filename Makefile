@@ -4,12 +4,12 @@ GO ?= go
 .PHONY: test lint race bench demo build
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
-## path, the race detector on the server packages, and the demo exactly as
+## path, the race detector on the server packages and migrate, and the demo exactly as
 ## the README runs it.
 test: lint
 	$(GO) test ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
-	$(GO) test -race ./review/... ./server/...
+	$(GO) test -race ./review/... ./server/... ./migrate/...
 	$(GO) run ./cmd/hubspoke demo
 
 ## lint: gofmt and go vet must be clean.
@@ -18,9 +18,10 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## race: the race detector on the server packages.
+## race: the race detector on the server packages and migrate (its
+## workers share counts and the checkpoint).
 race:
-	$(GO) test -race ./review/... ./server/...
+	$(GO) test -race ./review/... ./server/... ./migrate/...
 
 ## bench: every benchmark, hubspoke and controller-runtime in the same run.
 bench:

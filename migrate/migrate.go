@@ -328,7 +328,7 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 // starting after cp's position.
 func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) error {
 	client := r.opts.Client.Resource(resourceFor(r.crd, r.rw))
-	cont, skipTo := cp.Continue, cp.LastKey
+	cont, skipTo, resumed := cp.Continue, cp.LastKey, cp.Done
 	if cp.LastKey != "" && cp.Continue == "" {
 		// The last run ended on a page boundary at the end of the list.
 		return nil
@@ -344,9 +344,12 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 		if err != nil && cont != "" && isExpired(err) && restarts < 3 {
 			restarts++
 			// The continue token outlived etcd's compaction: list from the
-			// start again, skipping what is done (LIST is in key order).
+			// start again, skipping every key already sent, by this run or
+			// an earlier one (LIST is in key order), so no object is
+			// handled or counted twice.
 			r.log.Info("migrate: continue token expired, listing from the start", "crd", r.opts.CRD, "after", skipTo)
 			cont = ""
+			listed = -resumed // the estimate counts what is left to this run
 			continue
 		}
 		if err != nil {
@@ -365,6 +368,7 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 				case <-ctx.Done():
 					return ctx.Err()
 				}
+				skipTo = max(skipTo, p.lastKey)
 			}
 			if p.cont == "" {
 				return nil
@@ -387,6 +391,7 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			skipTo = max(skipTo, p.lastKey)
 		}
 		if p.cont == "" {
 			return nil

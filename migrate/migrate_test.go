@@ -550,3 +550,70 @@ hubspoke_migrate_objects_total{result="unchanged"} 4
 		t.Error(err)
 	}
 }
+
+// TestMigrateContinueExpiresMidRun: the continue token expires (410 Gone)
+// after two pages of this run; the run lists from the start again and must
+// neither handle nor count the objects it already did, and its checkpoint
+// must count each object once.
+func TestMigrateContinueExpiresMidRun(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		expired error
+	}{
+		{"resource expired", apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result.")},
+		{"gone", apierrors.NewGone("continue token expired")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			f.add("default", 30, "v1alpha1")
+			cpPath := filepath.Join(t.TempDir(), "cp.json")
+			var expired bool
+			f.beforeList = func(version, cont string) error {
+				if cont == "default/w-020" && !expired {
+					expired = true
+					return tt.expired
+				}
+				return nil
+			}
+			fail := true
+			f.beforeUpdate = func(key string, _ int) error {
+				if fail && key == "default/w-025" {
+					return apierrors.NewBadRequest("boom")
+				}
+				return nil
+			}
+			opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 10, Concurrency: 1, Checkpoint: cpPath, Prune: true}
+			res, err := Migrate(context.Background(), opts)
+			if err == nil || !strings.Contains(err.Error(), "default/w-025") {
+				t.Fatalf("run error = %v, want one naming default/w-025", err)
+			}
+			if !expired {
+				t.Fatal("the continue token never expired: the test tests nothing")
+			}
+			if res.Done != 25 || res.Rewritten != 25 || res.Unchanged != 0 {
+				t.Errorf("first run: done %d, rewritten %d, unchanged %d; want 25, 25, 0", res.Done, res.Rewritten, res.Unchanged)
+			}
+			cp, err := LoadCheckpoint(cpPath)
+			if err != nil || cp == nil {
+				t.Fatalf("checkpoint: %v, %v", cp, err)
+			}
+			if cp.Done != 20 || cp.LastKey != "default/w-019" {
+				t.Errorf("checkpoint = %+v, want done 20 after default/w-019", cp)
+			}
+			fail = false
+			res, err = Migrate(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Resumed != 20 || res.Done != 10 || res.Rewritten != 5 || res.Unchanged != 5 || res.Total != 30 {
+				t.Errorf("second run: resumed %d, done %d, rewritten %d, unchanged %d, total %d; want 20, 10, 5, 5, 30",
+					res.Resumed, res.Done, res.Rewritten, res.Unchanged, res.Total)
+			}
+			for i := range 30 {
+				if k := fmt.Sprintf("default/w-%03d", i); f.writes[k] != 1 {
+					t.Errorf("%s written %d times, want once", k, f.writes[k])
+				}
+			}
+		})
+	}
+}
