@@ -154,7 +154,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		return err
 	}
 	if !o.noPrune && !o.dryRun && !res.Pruned && !isAlreadyPruned(res) {
-		return exitError{exitFail}
+		return exitError{Code: exitFail}
 	}
 	return nil
 }

@@ -89,13 +89,13 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	if o.crd != "" {
 		var err error
 		if target, err = readCRD(o.crd); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if o.rules != "" {
 		conv, err := rules.LoadFile(o.rules)
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		opts.Converter = conv
 		crdFile := o.crd
@@ -161,7 +161,7 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if !o.execute {
 		if plan.Blocked() != nil {
-			return exitError{exitFail}
+			return exitError{Code: exitFail}
 		}
 		return nil
 	}
@@ -170,7 +170,7 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 		var se *migrate.StepError
 		if errors.As(err, &se) {
 			fmt.Fprintf(out, "stopped: %v\n", err)
-			return exitError{exitFail}
+			return exitError{Code: exitFail}
 		}
 		return err
 	}

@@ -3,36 +3,27 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hubspoke/hubspoke/internal/exitcode"
 )
 
-// Exit codes shared by every subcommand.
+// The exit-code convention is internal/exitcode's, shared with the slim
+// webhook binary; these names keep the subcommands' files short.
 const (
-	exitOK    = 0
-	exitFail  = 1 // the command ran and found or hit a failure
-	exitUsage = 2 // the command line was wrong
+	exitOK    = exitcode.OK
+	exitFail  = exitcode.Failure
+	exitUsage = exitcode.Usage
 )
 
-// usageError marks an error as a usage error (exit code 2).
-type usageError struct{ err error }
+type (
+	usageError = exitcode.UsageError
+	exitError  = exitcode.Exit
+)
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// exitError lets a command choose its exit code after printing its own
-// report (check, for example, exits 1 when it finds violations).
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
 // Extra holds commands that live outside this package (the sandbox and demo
 // commands, which link the API server). cmd/hubspoke adds them; the slim
@@ -48,7 +39,6 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
 		newConvertCmd(),
@@ -68,34 +58,5 @@ func NewRoot(extra ...Extra) *cobra.Command {
 
 // Main runs the command line args and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, extra ...Extra) int {
-	root := NewRoot(extra...)
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return exitUsage
-	}
-	return exitFail
-}
-
-// isCobraUsage recognises cobra's own argument errors, which it does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return exitcode.Run(ctx, NewRoot(extra...), args, stdin, stdout, stderr)
 }

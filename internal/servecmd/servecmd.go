@@ -6,7 +6,6 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,17 +19,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/exitcode"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/server"
 )
 
-// UsageError is a wrong command line (exit code 2).
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
 type options struct {
 	rules          []string
@@ -203,12 +197,9 @@ func Version() string {
 // version only.
 func NewWebhookRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "hubspoke-webhook",
-		Short:         "The hubspoke conversion webhook server",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:   "hubspoke-webhook",
+		Short: "The hubspoke conversion webhook server",
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return UsageError{err} })
 	root.AddCommand(New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -222,36 +213,8 @@ func NewWebhookRoot() *cobra.Command {
 }
 
 // Main runs the hubspoke-webhook command line and returns its exit code:
-// 0 after a clean shutdown, 1 on a failure, 2 on a usage error.
+// 0 after a clean shutdown, 1 on a failure, 2 on a usage error (see
+// internal/exitcode, shared with hubspoke).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewWebhookRoot()
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	if IsUsage(err) {
-		return 2
-	}
-	return 1
-}
-
-// IsUsage reports whether err is a command-line error: a UsageError or one
-// of cobra's own, which it does not type.
-func IsUsage(err error) bool {
-	var ue UsageError
-	if errors.As(err, &ue) {
-		return true
-	}
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return exitcode.Run(ctx, NewWebhookRoot(), args, stdin, stdout, stderr)
 }
