@@ -170,27 +170,52 @@ func parseBytes(s string) (int64, error) {
 // when empty, the module version from the build info is used.
 var version = ""
 
-// Version returns the version string of the binary.
+// Version returns the version line of the binary (after its name): the
+// module version and the VCS revision it was built from, read from the
+// build info.
 func Version() string {
-	v := version
-	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = s.Value[:min(12, len(s.Value))]
-			}
-		}
+	bi, _ := debug.ReadBuildInfo()
+	return FormatVersion(version, bi)
+}
+
+// FormatVersion formats the version line from a link-time version (may be
+// empty) and the build info (may be nil): "v1.2.3 (revision 0123456789ab,
+// modified, built 2026-12-02T13:00:00Z, go1.26.8)". A build without VCS
+// information (go build -buildvcs=false, or outside a repository) says
+// "revision unknown" rather than guess; a build outside module mode or
+// from a work tree says "(devel)" for the version, as the go command does.
+func FormatVersion(linked string, bi *debug.BuildInfo) string {
+	v := linked
+	if v == "" && bi != nil {
+		v = bi.Main.Version
 	}
 	if v == "" {
 		v = "(devel)"
 	}
-	if rev != "" {
-		return v + " (" + rev + ")"
+	if bi == nil {
+		return v + " (no build information)"
 	}
-	return v
+	var rev, modified, when string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		case "vcs.time":
+			when = ", built from a commit of " + s.Value
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	details := "revision " + rev + modified + when
+	if bi.GoVersion != "" {
+		details += ", " + bi.GoVersion
+	}
+	return v + " (" + details + ")"
 }
 
 // NewWebhookRoot returns the root command of hubspoke-webhook: serve and
