@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -85,6 +86,9 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	if o.certDir == "" {
 		return usagef("serve: --cert-dir is required")
 	}
+	if err := checkAddr(o.addr); err != nil {
+		return usagef("serve: --addr %q: %w", o.addr, err)
+	}
 	maxBytes, err := parseBytes(o.maxRequest)
 	if err != nil {
 		return usagef("serve: --max-request-bytes: %w", err)
@@ -147,6 +151,19 @@ func orNone(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// checkAddr checks a listen address before anything else is loaded:
+// HOST:PORT, [IPv6]:PORT or :PORT (port 0 picks a free one).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT (e.g. :8443 or 127.0.0.1:8443): %w", err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("want HOST:PORT with a port from 0 to 65535: %w", err)
+	}
+	return nil
 }
 
 // parseBytes parses "1048576", "512Ki", "64Mi" or "1Gi".
