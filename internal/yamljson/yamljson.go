@@ -249,8 +249,12 @@ func node(dec *json.Decoder, depth int) (*yamlv3.Node, error) {
 	case json.Number:
 		// YAML 1.2 reads every JSON number as a number; written plain,
 		// the literal is kept as is.
+		// The tag must be the one it resolves to, or the encoder writes
+		// it out.
 		tag := "!!float"
 		if _, err := strconv.ParseInt(t.String(), 10, 64); err == nil {
+			tag = "!!int"
+		} else if _, err := strconv.ParseUint(t.String(), 10, 64); err == nil {
 			tag = "!!int"
 		}
 		return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: tag, Value: t.String()}, nil

@@ -44,6 +44,8 @@ func TestFromJSON(t *testing.T) {
 		{"strings a yaml 1.1 reader would misread are quoted", `{"a":"yes","b":"0777","c":"1.0","d":"null","e":"on","f":"1:20","g":"y","h":"no way"}`, "a: \"yes\"\nb: \"0777\"\nc: \"1.0\"\nd: \"null\"\ne: \"on\"\nf: 1:20\ng: \"y\"\nh: no way\n"},
 		{"lists in kubectl's layout", `{"items":[{"a":1},{"b":[]}],"m":{}}`, "items:\n- a: 1\n- b: []\nm: {}\n"},
 		{"scalars", `[true,null,-0.0e-0,"x y"]`, "- true\n- null\n- -0.0e-0\n- x y\n"},
+		{"integers of every size", `[9223372036854775807,12345678901234567890,123456789012345678901234567890,-9223372036854775809]`,
+			"- 9223372036854775807\n- 12345678901234567890\n- 123456789012345678901234567890\n- -9223372036854775809\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
