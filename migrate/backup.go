@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -67,8 +68,31 @@ type BackupOptions struct {
 	Client dynamic.Interface
 	// Version to read the objects at (default: the storage version).
 	Version string
+	// Namespace, when set, limits the backup to one namespace (default:
+	// every namespace).
+	Namespace string
 	// PageSize of the LIST (default DefaultPageSize).
 	PageSize int64
+}
+
+// VersionError says a version is not one the CRD serves.
+type VersionError struct {
+	CRD     *apiextensionsv1.CustomResourceDefinition
+	Version string
+}
+
+func (e *VersionError) Error() string {
+	var all, served []string
+	for _, v := range e.CRD.Spec.Versions {
+		all = append(all, v.Name)
+		if v.Served {
+			served = append(served, v.Name)
+		}
+	}
+	if findVersion(e.CRD, e.Version) != nil {
+		return fmt.Sprintf("%s is a version of crd %s that is not served (served: %s)", e.Version, e.CRD.Name, strings.Join(served, ", "))
+	}
+	return fmt.Sprintf("%s is not a version of crd %s (versions: %s)", e.Version, e.CRD.Name, strings.Join(all, ", "))
 }
 
 // BackupResult counts what WriteBackup wrote.
@@ -95,6 +119,8 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 		if version, err = storageVersion(crd); err != nil {
 			return nil, fmt.Errorf("backup: %w", err)
 		}
+	} else if !isServed(crd, version) {
+		return nil, &VersionError{CRD: crd, Version: version}
 	}
 	def, err := toUnstructured(crd)
 	if err != nil {
@@ -112,7 +138,7 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	}
 	total := sha256.New()
 	count := 0
-	client := opts.Client.Resource(resourceFor(crd, version))
+	client := listClient(opts.Client, crd, version, opts.Namespace)
 	cont := ""
 	for {
 		list, err := client.List(ctx, metav1.ListOptions{Limit: opts.PageSize, Continue: cont})

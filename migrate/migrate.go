@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -31,6 +33,10 @@ const (
 type Options struct {
 	// CRD is the name of the CustomResourceDefinition (plural.group).
 	CRD string
+	// Namespace, when set, limits the run to one namespace (default: every
+	// namespace). storedVersions is never pruned after a run limited to a
+	// namespace: objects elsewhere may still be stored at older versions.
+	Namespace string
 	// Client reaches the API server (required).
 	Client dynamic.Interface
 	// Concurrency is how many objects are written at once (default
@@ -107,7 +113,12 @@ type Result struct {
 	Pruned         bool
 	StoredVersions []string
 	PruneMessage   string
-	Elapsed        time.Duration
+	// Checkpoint is the checkpoint file that holds this run's progress
+	// (written by it, or by the run it resumed); empty when none was
+	// written, so a failed run says "run again to resume" only when it
+	// can.
+	Checkpoint string
+	Elapsed    time.Duration
 }
 
 // ObjectError names the object a run stopped at.
@@ -166,6 +177,9 @@ type run struct {
 
 	mu   sync.Mutex
 	prog Progress
+
+	saved     bool        // the checkpoint file holds this run's progress
+	contacted atomic.Bool // the API server has answered once
 }
 
 // Migrate re-encodes every object of opts.CRD at its storage version and,
@@ -207,6 +221,7 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 	}
+	r.contacted.Store(true)
 	if r.storage, err = storageVersion(r.crd); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -221,21 +236,25 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		res.Progress = r.prog
 		r.mu.Unlock()
 		res.Elapsed = time.Since(start)
+		if r.saved {
+			res.Checkpoint = opts.Checkpoint
+		}
 		return res, err
 	}
 
-	cp := &Checkpoint{CRD: opts.CRD, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
+	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
 	if opts.Checkpoint != "" && !opts.DryRun {
 		old, err := LoadCheckpoint(opts.Checkpoint)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 		case old == nil:
-		case old.CRD != cp.CRD || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
+		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
 			r.log.Info("migrate: checkpoint is for another state of the crd, starting over", "checkpoint", opts.Checkpoint,
 				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdResourceVersion", old.CRDResourceVersion)
 		default:
 			cp = old
+			r.saved = true
 			r.prog.Resumed = cp.Done
 			r.log.Info("migrate: resuming", "checkpoint", opts.Checkpoint, "done", cp.Done, "after", cp.LastKey)
 		}
@@ -249,7 +268,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		res.PruneMessage = "dry run: nothing pruned"
 		return finish(nil)
 	}
-	if opts.Prune {
+	if opts.Prune && opts.Namespace != "" {
+		res.PruneMessage = "storedVersions not pruned: the run covered namespace " + opts.Namespace + " only"
+	} else if opts.Prune {
 		pr, err := Prune(ctx, opts.Client, r.crd)
 		if err != nil {
 			return finish(fmt.Errorf("migrate %s: %w", opts.CRD, err))
@@ -311,6 +332,7 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 				<-listErr
 				return err
 			}
+			r.saved = true
 		}
 		r.log.Debug("migrate: page done", "crd", r.opts.CRD, "objects", len(p.items), "lastKey", p.lastKey)
 	}
@@ -319,7 +341,10 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 	}
 	cp.Complete = true
 	if r.opts.Checkpoint != "" && !r.opts.DryRun {
-		return cp.Save(r.opts.Checkpoint)
+		if err := cp.Save(r.opts.Checkpoint); err != nil {
+			return err
+		}
+		r.saved = true
 	}
 	return nil
 }
@@ -327,7 +352,7 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 // listAll sends the pages of the CRD's objects at the storage version,
 // starting after cp's position.
 func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) error {
-	client := r.opts.Client.Resource(resourceFor(r.crd, r.rw))
+	client := listClient(r.opts.Client, r.crd, r.rw, r.opts.Namespace)
 	cont, skipTo, resumed := cp.Continue, cp.LastKey, cp.Done
 	if cp.LastKey != "" && cp.Continue == "" {
 		// The last run ended on a page boundary at the end of the list.
@@ -419,7 +444,7 @@ func (r *run) pageElsewhere(ctx context.Context, cont string) (page, error) {
 		if v == r.rw {
 			continue
 		}
-		list, err := r.opts.Client.Resource(resourceFor(r.crd, v)).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+		list, err := listClient(r.opts.Client, r.crd, v, r.opts.Namespace).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -560,6 +585,12 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 // backoff waits before retry *retries (then counts it), or returns the
 // final error once the retries are spent.
 func (r *run) backoff(ctx context.Context, retries *int, class errClass, wait time.Duration, err error) error {
+	if !r.contacted.Load() && utilnet.IsConnectionRefused(err) {
+		// Nothing listens there: say so now rather than after 20 s of
+		// retries. Once the API server has answered, a refused connection
+		// (a restart) is retried like any network error.
+		return fmt.Errorf("%w: is the API server of this kubeconfig running?", err)
+	}
 	if *retries >= r.opts.Backoff.Retries {
 		return fmt.Errorf("giving up after %d retries: %w", *retries, err)
 	}

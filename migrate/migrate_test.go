@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -615,5 +616,107 @@ func TestMigrateContinueExpiresMidRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func connRefused() error {
+	return &url.Error{Op: "Get", URL: "https://127.0.0.1:1/apis", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+}
+
+// TestMigrateConnectionRefused: when nothing listens at the API server's
+// address the run fails at once, without the retries (about 24 s) meant
+// for a server that answered before; once it has answered, a refused
+// connection (a restart) is retried.
+func TestMigrateConnectionRefused(t *testing.T) {
+	t.Run("never answered: no retry", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		calls := 0
+		f.beforeCRD = func() error { calls++; return connRefused() }
+		var s noSleep
+		opts := Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: filepath.Join(t.TempDir(), "cp.json")}
+		opts.sleep = s.sleep
+		res, err := Migrate(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), "connection refused: is the API server of this kubeconfig running?") {
+			t.Fatalf("error = %v, want a refused connection named", err)
+		}
+		if calls != 1 || len(s.waits) != 0 {
+			t.Errorf("%d requests and waits %v, want one request and no wait", calls, s.waits)
+		}
+		if res != nil && res.Checkpoint != "" {
+			t.Errorf("result claims checkpoint %q", res.Checkpoint)
+		}
+	})
+	t.Run("refused after the first answer: retried", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		f.add("default", 3, "v1alpha1")
+		refused := 0
+		f.beforeUpdate = func(key string, n int) error {
+			if refused < 2 {
+				refused++
+				return connRefused()
+			}
+			return nil
+		}
+		var s noSleep
+		opts := Options{CRD: "widgets.example.com", Client: f.client(), Concurrency: 1}
+		opts.sleep = s.sleep
+		res, err := Migrate(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rewritten != 3 || res.Retries != 2 {
+			t.Errorf("rewritten %d, retries %d; want 3 and 2", res.Rewritten, res.Retries)
+		}
+	})
+}
+
+// TestMigrateSaysWhereProgressIs: Result.Checkpoint names the file only
+// when it holds progress, so the CLI's "run again to resume" is true.
+func TestMigrateSaysWhereProgressIs(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 12, "v1alpha1")
+	cpPath := filepath.Join(t.TempDir(), "cp.json")
+	failOn := "default/w-002"
+	f.beforeUpdate = func(key string, n int) error {
+		if key == failOn {
+			return apierrors.NewBadRequest("boom")
+		}
+		return nil
+	}
+	opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 5, Concurrency: 1, Checkpoint: cpPath}
+	res, err := Migrate(context.Background(), opts)
+	if err == nil || res.Checkpoint != "" {
+		t.Fatalf("failed in the first page: error %v, checkpoint %q; want an error and no checkpoint", err, res.Checkpoint)
+	}
+	if _, err := os.Stat(cpPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("checkpoint file after a first page that failed: %v", err)
+	}
+	failOn = "default/w-007"
+	res, err = Migrate(context.Background(), opts)
+	if err == nil || res.Checkpoint != cpPath {
+		t.Fatalf("failed in the second page: error %v, checkpoint %q; want an error and %q", err, res.Checkpoint, cpPath)
+	}
+	if _, err := os.Stat(cpPath); err != nil {
+		t.Fatalf("checkpoint named but not written: %v", err)
+	}
+}
+
+// TestMigrateNamespace: -n limits the run to one namespace, and then
+// storedVersions is not pruned.
+func TestMigrateNamespace(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("a", 3, "v1alpha1")
+	f.add("b", 4, "v1alpha1")
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Namespace: "b", Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 4 || res.Pruned || !strings.Contains(res.PruneMessage, "namespace b only") {
+		t.Errorf("rewritten %d, pruned %v (%q); want 4, not pruned, saying why", res.Rewritten, res.Pruned, res.PruneMessage)
+	}
+	for k, v := range f.storedIn() {
+		if want := map[bool]string{true: "v1", false: "v1alpha1"}[strings.HasPrefix(k, "b/")]; v != want {
+			t.Errorf("%s stored in %s, want %s", k, v, want)
+		}
 	}
 }
