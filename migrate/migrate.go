@@ -46,8 +46,16 @@ type Options struct {
 	PageSize int64
 	// DryRun sends every write with dryRun=All: the API server converts,
 	// validates and admits each object but stores nothing. Nothing is
-	// pruned and no checkpoint is written.
+	// pruned and no checkpoint is written. Whether the real run would
+	// re-encode an object shows only when it is written, so a dry run
+	// counts objects as Unchanged when status.storedVersions holds the
+	// storage version alone (and no managedFields entry is to be
+	// dropped), else as Accepted: never as Rewritten.
 	DryRun bool
+	// ListOnly (kubectl's --dry-run=client) lists and counts the objects
+	// (as Accepted) and sends no write at all. Implies DryRun's other
+	// effects: nothing pruned, no checkpoint.
+	ListOnly bool
 	// Checkpoint, when set, is a file recording the progress of the run
 	// after every page; a later run with the same file resumes after the
 	// last completed page. It is removed when the run completes.
@@ -92,6 +100,10 @@ type Progress struct {
 	Unchanged int `json:"unchanged"`
 	// Skipped objects were deleted while the run went on.
 	Skipped int `json:"skipped"`
+	// Accepted objects passed a dry run (converted, validated and
+	// admitted; with ListOnly: listed); the real run rewrites those
+	// stored at another version than the storage version.
+	Accepted int `json:"accepted,omitempty"`
 	// Resumed objects were done by an earlier run (from the checkpoint).
 	Resumed int `json:"resumed"`
 	// Conflicts and Retries count the conflicts retried and the transient
@@ -178,8 +190,9 @@ type run struct {
 	mu   sync.Mutex
 	prog Progress
 
-	saved     bool        // the checkpoint file holds this run's progress
-	contacted atomic.Bool // the API server has answered once
+	saved      bool        // the checkpoint file holds this run's progress
+	allCurrent bool        // storedVersions is the storage version alone
+	contacted  atomic.Bool // the API server has answered once
 }
 
 // Migrate re-encodes every object of opts.CRD at its storage version and,
@@ -201,6 +214,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.MaxConflicts <= 0 {
 		opts.MaxConflicts = DefaultMaxConflicts
+	}
+	if opts.ListOnly {
+		opts.DryRun = true
 	}
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.sleep == nil {
@@ -226,6 +242,7 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	r.rw = r.storage
+	r.allCurrent = slices.Equal(r.crd.Status.StoredVersions, []string{r.storage})
 	r.drop = map[string]bool{}
 	for _, v := range opts.DropManagedFields {
 		r.drop[r.crd.Spec.Group+"/"+v] = true
@@ -512,6 +529,7 @@ const (
 	outRewritten outcome = iota
 	outUnchanged
 	outSkipped
+	outAccepted
 )
 
 // migrateOne writes obj back as read; fresh says to GET it first.
@@ -546,13 +564,27 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 			}
 			obj, fresh = got, false
 		}
-		r.dropManagedFields(obj)
+		dropped := r.dropManagedFields(obj)
+		if r.opts.ListOnly {
+			r.count(outAccepted)
+			return nil
+		}
 		sentRV := obj.GetResourceVersion()
 		out, err := client.Update(ctx, obj, updateOpts)
 		if err == nil {
-			if !r.opts.DryRun && out.GetResourceVersion() == sentRV {
+			switch {
+			case r.opts.DryRun && r.allCurrent && !dropped:
+				// Every object is stored at the storage version already
+				// and this one's content does not change: the real run
+				// will find it current.
 				r.count(outUnchanged)
-			} else {
+			case r.opts.DryRun:
+				// A dry run cannot see whether the object is stored at
+				// another version: count it as accepted, not rewritten.
+				r.count(outAccepted)
+			case out.GetResourceVersion() == sentRV:
+				r.count(outUnchanged)
+			default:
 				r.count(outRewritten)
 			}
 			return nil
@@ -641,6 +673,9 @@ func (r *run) count(o outcome) {
 	case outSkipped:
 		r.prog.Skipped++
 		r.metrics.objects.WithLabelValues("skipped").Inc()
+	case outAccepted:
+		r.prog.Accepted++
+		r.metrics.objects.WithLabelValues("accepted").Inc()
 	}
 	if r.prog.Total < r.prog.Done+r.prog.Resumed {
 		r.prog.Total = r.prog.Done + r.prog.Resumed
@@ -651,11 +686,12 @@ func (r *run) count(o outcome) {
 }
 
 // dropManagedFields removes the managedFields entries of versions being
-// dropped and of versions the CRD no longer serves.
-func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
+// dropped and of versions the CRD no longer serves, and tells whether it
+// removed any.
+func (r *run) dropManagedFields(obj *unstructured.Unstructured) bool {
 	mf := obj.GetManagedFields()
 	if len(mf) == 0 {
-		return
+		return false
 	}
 	kept := mf[:0:0]
 	for _, e := range mf {
@@ -665,7 +701,7 @@ func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
 		kept = append(kept, e)
 	}
 	if len(kept) == len(mf) {
-		return
+		return false
 	}
 	if len(kept) == 0 {
 		// An empty list would not do: for custom resources the API server
@@ -675,6 +711,7 @@ func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
 		kept = []metav1.ManagedFieldsEntry{{}}
 	}
 	obj.SetManagedFields(kept)
+	return true
 }
 
 func (r *run) dropEntry(apiVersion string) bool {

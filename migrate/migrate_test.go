@@ -263,18 +263,55 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	}
 }
 
+// TestMigrateDryRun: a dry run never claims a rewrite it cannot see (the
+// API server answers a dry-run write the same whether or not the object
+// would be re-encoded), counts objects the real run will find current as
+// such when storedVersions says every object is, and stores nothing.
 func TestMigrateDryRun(t *testing.T) {
-	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
-	f.add("ns", 7, "v1alpha1")
-	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), DryRun: true, Prune: true})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name           string
+		storedVersions []string
+		listOnly       bool
+		want           Progress // of the dry run
+		wantReal       Progress // of the real run after it
+		wantUpdates    int      // update requests of the dry run
+	}{
+		{"objects may be stored at v1alpha1", []string{"v1alpha1", "v1"}, false,
+			Progress{Total: 7, Done: 7, Accepted: 7}, Progress{Total: 7, Done: 7, Rewritten: 7}, 7},
+		{"every object stored at v1", []string{"v1"}, false,
+			Progress{Total: 7, Done: 7, Unchanged: 7}, Progress{Total: 7, Done: 7, Unchanged: 7}, 7},
+		{"client: list only", []string{"v1alpha1", "v1"}, true,
+			Progress{Total: 7, Done: 7, Accepted: 7}, Progress{Total: 7, Done: 7, Rewritten: 7}, 0},
 	}
-	if res.Rewritten != 7 || res.Pruned {
-		t.Errorf("dry run: %d rewritten, pruned %v; want 7 and false", res.Rewritten, res.Pruned)
-	}
-	if diff := cmp.Diff(allStoredIn(f, "v1alpha1"), f.storedIn()); diff != "" {
-		t.Errorf("dry run stored something (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", tt.storedVersions, "v1alpha1", "v1")
+			stored := "v1alpha1"
+			if len(tt.storedVersions) == 1 {
+				stored = "v1"
+			}
+			f.add("ns", 7, stored)
+			res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), DryRun: !tt.listOnly, ListOnly: tt.listOnly, Prune: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.Progress); diff != "" || res.Pruned {
+				t.Errorf("dry run (-want +got):\n%s\npruned %v", diff, res.Pruned)
+			}
+			if f.updates != tt.wantUpdates {
+				t.Errorf("dry run sent %d updates, want %d", f.updates, tt.wantUpdates)
+			}
+			if diff := cmp.Diff(allStoredIn(f, stored), f.storedIn()); diff != "" {
+				t.Errorf("dry run stored something (-want +got):\n%s", diff)
+			}
+			res, err = Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantReal, res.Progress); diff != "" {
+				t.Errorf("real run (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

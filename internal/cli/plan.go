@@ -128,14 +128,8 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 			return usagef("plan rollback needs CRD-NAME (or --crd) and --to VERSION")
 		}
 		if o.backup != "" {
-			f, err := os.Open(o.backup)
-			if err != nil {
+			if opts.Backup, err = readBackupFile(o.backup, cmd.InOrStdin()); err != nil {
 				return fmt.Errorf("rollback: %w", err)
-			}
-			opts.Backup, err = migrate.ReadBackup(f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", o.backup, err)
 			}
 		}
 		opts.Definition = target
