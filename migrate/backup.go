@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +80,9 @@ type BackupOptions struct {
 type VersionError struct {
 	CRD     *apiextensionsv1.CustomResourceDefinition
 	Version string
+	// Nowhere: for a rollback, neither a given CRD file nor the backup
+	// defines it, and status.storedVersions does not name it.
+	Nowhere bool
 }
 
 func (e *VersionError) Error() string {
@@ -91,6 +95,10 @@ func (e *VersionError) Error() string {
 	}
 	if findVersion(e.CRD, e.Version) != nil {
 		return fmt.Sprintf("%s is a version of crd %s that is not served (served: %s)", e.Version, e.CRD.Name, strings.Join(served, ", "))
+	}
+	if e.Nowhere {
+		return fmt.Sprintf("%s is not a version of crd %s (versions: %s), nor of a given crd file or backup, and no object is stored in it (storedVersions: %s): nothing defines a %s to roll back to",
+			e.Version, e.CRD.Name, strings.Join(all, ", "), strings.Join(e.CRD.Status.StoredVersions, ", "), e.Version)
 	}
 	return fmt.Sprintf("%s is not a version of crd %s (versions: %s)", e.Version, e.CRD.Name, strings.Join(all, ", "))
 }
@@ -386,4 +394,58 @@ func Content(obj *unstructured.Unstructured) map[string]any {
 
 func sameContent(live, want *unstructured.Unstructured) bool {
 	return reflect.DeepEqual(Content(live), Content(want))
+}
+
+// ChangedSince lists, as namespace/name, the objects of b that exist now
+// with another content than b holds: the ones a restore of b overwrites.
+// Objects are compared at the backup's version when the CRD still serves
+// it, else by resourceVersion (any write since the backup counts).
+func ChangedSince(ctx context.Context, dyn dynamic.Interface, b *Backup, crdName string) ([]string, error) {
+	if crdName == "" {
+		crdName = b.Header.CRD
+	}
+	crd, err := GetCRD(ctx, dyn, crdName)
+	if err != nil {
+		return nil, err
+	}
+	version, byRV := b.Header.Version, false
+	if !isServed(crd, version) {
+		byRV = true
+		if version, err = storageVersion(crd); err != nil {
+			return nil, err
+		}
+	}
+	live := map[string]*unstructured.Unstructured{}
+	client := listClient(dyn, crd, version, "")
+	cont := ""
+	for {
+		list, err := client.List(ctx, metav1.ListOptions{Limit: DefaultPageSize, Continue: cont})
+		if err != nil {
+			return nil, fmt.Errorf("list %s at %s: %w", crdName, version, err)
+		}
+		for i := range list.Items {
+			live[objectKey(&list.Items[i])] = &list.Items[i]
+		}
+		if cont = list.GetContinue(); cont == "" {
+			break
+		}
+	}
+	var changed []string
+	for _, raw := range b.Objects {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decode backed-up object: %w", err)
+		}
+		key := objectKey(obj)
+		l, ok := live[key]
+		switch {
+		case !ok:
+		case byRV && l.GetResourceVersion() != obj.GetResourceVersion():
+			changed = append(changed, key)
+		case !byRV && !sameContent(l, obj):
+			changed = append(changed, key)
+		}
+	}
+	slices.Sort(changed)
+	return changed, nil
 }
