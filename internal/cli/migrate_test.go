@@ -5,6 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hubspoke/hubspoke/migrate"
 )
 
 func TestMigrateCommandsExitCodes(t *testing.T) {
@@ -37,5 +40,21 @@ func TestMigrateCommandsExitCodes(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tt.code, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestMigrateReportDryRun: a dry run's report says what it counted, and
+// never "rewritten" for objects only accepted (the line docs/migrate.md
+// shows).
+func TestMigrateReportDryRun(t *testing.T) {
+	res := &migrate.Result{CRD: "widgets.example.com", StorageVersion: "v1", Elapsed: 31 * time.Millisecond,
+		Progress: migrate.Progress{Total: 4, Done: 4, Accepted: 4}, PruneMessage: "dry run: nothing pruned"}
+	var b strings.Builder
+	if err := writeMigrateReport(&b, "text", res, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "widgets.example.com: 4 objects at storage version v1 in 31ms (129/s): 0 rewritten, 0 already current, 0 deleted meanwhile, 4 accepted by a dry run (rewritten by the real run if stored at another version than v1)\ndry run: nothing pruned\n"
+	if b.String() != want {
+		t.Errorf("report:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
