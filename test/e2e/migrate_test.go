@@ -800,12 +800,13 @@ func processCPU(t testing.TB) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestPlanUpgradeCLITrustsCAFile runs `hubspoke plan upgrade` as a user
-// would on the sandbox: the live CRD has no webhook yet (so no caBundle to
-// copy), the target CRD file carries none (the sandbox, like cert-manager,
-// injects it on apply), and the probe must pass with --ca-file, without
-// --webhook-insecure.
-func TestPlanUpgradeCLITrustsCAFile(t *testing.T) {
+// TestCLIPlanAndBackup runs `hubspoke plan upgrade` as a user would on the
+// sandbox: the live CRD has no webhook yet (so no caBundle to copy), the
+// target CRD file carries none (the sandbox, like cert-manager, injects it
+// on apply), and the probe must pass with --ca-file, without
+// --webhook-insecure. Then backup (--version checked, --file kept unless
+// --force) and restore -f - on the same CRD.
+func TestCLIPlanAndBackup(t *testing.T) {
 	migWebhook(t)
 	ctx := context.Background()
 	live := migCRD(t, "plancli", "v1alpha1")
@@ -850,5 +851,30 @@ func TestPlanUpgradeCLITrustsCAFile(t *testing.T) {
 	code = cli.Main(ctx, args, strings.NewReader(""), &stdout, &stderr)
 	if code != 1 || !strings.Contains(stdout.String(), "[fail] webhook answers every served pair (live probe)") || !strings.Contains(stdout.String(), "certificate") {
 		t.Errorf("without a CA: exit %d, want 1 and the probe failing on the certificate\n%s%s", code, stdout.String(), stderr.String())
+	}
+
+	// backup and restore on the same CRD, as a user types them.
+	run := func(stdin string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(ctx, append(args, "--kubeconfig", sb.KubeconfigPath()), strings.NewReader(stdin), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	backup := filepath.Join(dir, "backup.jsonl")
+	if code, _, errOut := run("", "backup", live.Name, "--file", backup, "--version", "v9"); code != 2 ||
+		!strings.Contains(errOut, "--version v9: v9 is not a version of crd "+live.Name+" (versions: v1alpha1)") {
+		t.Errorf("backup --version v9: exit %d, %s", code, errOut)
+	}
+	if code, out, errOut := run("", "backup", live.Name, "--file", backup, "-o", "json"); code != 0 || !strings.Contains(out, `"objects": 0`) {
+		t.Fatalf("backup -o json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("", "backup", live.Name, "--file", backup); code != 2 || !strings.Contains(errOut, "exists: give --force") {
+		t.Errorf("backup over an existing file: exit %d, %s", code, errOut)
+	}
+	data, err = os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(string(data), "restore", "-f", "-"); code != 0 || !strings.Contains(out, "<stdin>: backup of "+live.Name) || !strings.Contains(out, "restored: 0 created") {
+		t.Errorf("restore -f -: exit %d\n%s%s", code, out, errOut)
 	}
 }
