@@ -160,7 +160,7 @@ Exit status: 0 restored (or verified), 1 failure, 2 usage error.`,
 			if o.rules != "" {
 				conv, err := rules.LoadFile(o.rules)
 				if err != nil {
-					return usageError{Err: err}
+					return usageError{err}
 				}
 				ropts.Converter = conv
 			}

@@ -94,17 +94,17 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	}
 	conv, err := rules.LoadFile(o.rules)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("load rules: %w", err)}
+		return usageError{fmt.Errorf("load rules: %w", err)}
 	}
 	var crd *schema.CRD
 	report := &check.Report{}
 	if o.crd != "" {
 		if crd, err = schema.LoadFile(o.crd); err != nil {
-			return usageError{Err: fmt.Errorf("load crd: %w", err)}
+			return usageError{fmt.Errorf("load crd: %w", err)}
 		}
 		rs, err := check.LoadRulesFile(o.rules)
 		if err != nil {
-			return usageError{Err: fmt.Errorf("load rules: %w", err)}
+			return usageError{fmt.Errorf("load rules: %w", err)}
 		}
 		report.Merge(check.Static(crd, rs))
 		if err := o.evolution(report, crd, rs); err != nil {
@@ -119,7 +119,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if o.fixtures != "" {
 		fr, err := check.Fixtures(cmd.Context(), o.fixtures, conv, crd)
 		if err != nil {
-			return usageError{Err: err}
+			return usageError{err}
 		}
 		report.Merge(fr)
 	}
@@ -142,17 +142,17 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 	}
 	crd, err := schema.LoadFile(o.crd)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("load crd: %w", err)}
+		return usageError{fmt.Errorf("load crd: %w", err)}
 	}
 	var rs *check.Rules
 	if o.rules != "" {
 		if rs, err = check.LoadRulesFile(o.rules); err != nil {
-			return usageError{Err: fmt.Errorf("load rules: %w", err)}
+			return usageError{fmt.Errorf("load rules: %w", err)}
 		}
 	}
 	client, err := webhook.New(webhook.FromCRD(crd, webhook.Options{URL: o.webhook, CAFile: o.caFile, ReviewVersion: o.review}))
 	if err != nil {
-		return usageError{Err: err}
+		return usageError{err}
 	}
 	report := check.Static(crd, rs)
 	if err := o.evolution(report, crd, rs); err != nil {
@@ -165,7 +165,7 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 	if o.fixtures != "" {
 		fr, err := check.Fixtures(cmd.Context(), o.fixtures, client, crd)
 		if err != nil {
-			return usageError{Err: err}
+			return usageError{err}
 		}
 		report.Merge(fr)
 	}
@@ -179,7 +179,7 @@ func (o *checkOptions) evolution(report *check.Report, crd *schema.CRD, rs *chec
 	}
 	prev, err := schema.LoadFile(o.previous)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("load previous crd: %w", err)}
+		return usageError{fmt.Errorf("load previous crd: %w", err)}
 	}
 	report.Merge(check.Evolution(prev, crd, rs))
 	return nil
@@ -197,7 +197,7 @@ func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report) error {
 		return err
 	}
 	if report.Errors() > 0 {
-		return exitError{Code: exitFail}
+		return exitError{exitFail}
 	}
 	return nil
 }

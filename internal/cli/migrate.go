@@ -219,7 +219,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		return err
 	}
 	if !o.noPrune && o.dryRun == "none" && ns == "" && !res.Pruned && !isAlreadyPruned(res) {
-		return exitError{Code: exitFail}
+		return exitError{exitFail}
 	}
 	return nil
 }

@@ -164,13 +164,13 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 	if o.crd != "" {
 		var err error
 		if target, err = readCRD(o.crd); err != nil {
-			return usageError{Err: err}
+			return usageError{err}
 		}
 	}
 	if o.rules != "" {
 		conv, err := rules.LoadFile(o.rules)
 		if err != nil {
-			return usageError{Err: err}
+			return usageError{err}
 		}
 		opts.Converter = conv
 		crdFile := o.crd
@@ -229,7 +229,7 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 	}
 	if !o.execute {
 		if plan.Blocked() != nil {
-			return exitError{Code: exitFail}
+			return exitError{exitFail}
 		}
 		return nil
 	}
@@ -238,7 +238,7 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 		var se *migrate.StepError
 		if errors.As(err, &se) {
 			fmt.Fprintf(out, "stopped: %v\n", err)
-			return exitError{Code: exitFail}
+			return exitError{exitFail}
 		}
 		return err
 	}

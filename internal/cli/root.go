@@ -3,6 +3,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,20 +11,32 @@ import (
 	"github.com/hubspoke/hubspoke/internal/exitcode"
 )
 
-// The exit-code convention is internal/exitcode's, shared with the slim
-// webhook binary; these names keep the subcommands' files short.
+// Exit codes: internal/exitcode's convention, shared with the slim webhook
+// binary, which also maps errors to them (Main calls exitcode.Run).
 const (
 	exitOK    = exitcode.OK
 	exitFail  = exitcode.Failure
 	exitUsage = exitcode.Usage
 )
 
-type (
-	usageError = exitcode.UsageError
-	exitError  = exitcode.Exit
-)
+// usageError marks an error as a usage error (exit code 2).
+type usageError struct{ err error }
 
-func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+func (e usageError) ExitCode() int { return exitUsage }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError lets a command choose its exit code after printing its own
+// report (check, for example, exits 1 when it finds violations).
+type exitError struct{ code int }
+
+func (e exitError) Error() string  { return fmt.Sprintf("exit status %d", e.code) }
+func (e exitError) ExitCode() int  { return e.code }
+func (e exitError) Reported() bool { return true }
 
 // Extra holds commands that live outside this package (the sandbox and demo
 // commands, which link the API server). cmd/hubspoke adds them; the slim
@@ -58,5 +71,11 @@ func NewRoot(extra ...Extra) *cobra.Command {
 
 // Main runs the command line args and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, extra ...Extra) int {
-	return exitcode.Run(ctx, NewRoot(extra...), args, stdin, stdout, stderr)
+	return Run(ctx, NewRoot(extra...), args, stdin, stdout, stderr)
+}
+
+// Run runs root with args and returns the process exit code: 0 ok, 1 a
+// failure found or hit, 2 a usage error (internal/exitcode).
+func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return exitcode.Run(ctx, root, args, stdin, stdout, stderr)
 }

@@ -21,11 +21,28 @@ const (
 	Usage   = 2 // the command line was wrong (or the command could not start)
 )
 
+// Coder is an error that chooses the exit code: UsageError, Exit, or a
+// command's own type with an ExitCode method.
+type Coder interface {
+	error
+	ExitCode() int
+}
+
+// Reported is an error whose command has already printed what went wrong
+// (check's report of violations): Run prints nothing more.
+type Reported interface {
+	error
+	Reported() bool
+}
+
 // UsageError marks an error as a usage error: exit code 2.
 type UsageError struct{ Err error }
 
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
+
+// ExitCode implements Coder: Usage.
+func (e UsageError) ExitCode() int { return Usage }
 
 // Usagef returns a UsageError with a formatted message (%w wraps).
 func Usagef(format string, args ...any) error {
@@ -38,17 +55,24 @@ type Exit struct{ Code int }
 
 func (e Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// Code returns the exit code for the error a command returned.
+// ExitCode implements Coder.
+func (e Exit) ExitCode() int { return e.Code }
+
+// Reported implements Reported.
+func (e Exit) Reported() bool { return true }
+
+// Code returns the exit code for the error a command returned: the first
+// Coder's in its chain, Usage for cobra's own argument errors, else
+// Failure.
 func Code(err error) int {
 	if err == nil {
 		return OK
 	}
-	var ex Exit
-	if errors.As(err, &ex) {
-		return ex.Code
+	var c Coder
+	if errors.As(err, &c) {
+		return c.ExitCode()
 	}
-	var ue UsageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if isCobraUsage(err) {
 		return Usage
 	}
 	return Failure
@@ -67,8 +91,8 @@ func isCobraUsage(err error) bool {
 }
 
 // Run executes root with args and returns the exit code, printing any error
-// but an Exit on stderr as "error: ...". It silences cobra's own error and
-// usage printing and marks flag errors as usage errors.
+// but a Reported one on stderr as "error: ...". It silences cobra's own
+// error and usage printing and marks flag errors as usage errors.
 func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SilenceUsage, root.SilenceErrors = true, true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: err} })
@@ -77,10 +101,9 @@ func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reade
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	code := Code(err)
-	var ex Exit
-	if err != nil && !errors.As(err, &ex) {
+	var rep Reported
+	if err != nil && !(errors.As(err, &rep) && rep.Reported()) {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
-	return code
+	return Code(err)
 }

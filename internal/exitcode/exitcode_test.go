@@ -13,6 +13,12 @@ import (
 	"github.com/hubspoke/hubspoke/internal/exitcode"
 )
 
+// ownCode is a command's own error type choosing its exit code.
+type ownCode struct{}
+
+func (ownCode) Error() string { return "mine" }
+func (ownCode) ExitCode() int { return 3 }
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{Use: "tool"}
 	var fail string
@@ -27,6 +33,8 @@ func newRoot() *cobra.Command {
 				return errors.New("it broke")
 			case "report":
 				return exitcode.Exit{Code: 1}
+			case "own":
+				return fmt.Errorf("wrapped: %w", ownCode{})
 			}
 			return nil
 		},
@@ -47,6 +55,7 @@ func TestRun(t *testing.T) {
 		{"usage error, wrapped", []string{"run", "--fail", "usage"}, exitcode.Usage, "error: run: --fail \"usage\" is wrong\n"},
 		{"failure", []string{"run", "--fail", "failure"}, exitcode.Failure, "error: it broke\n"},
 		{"report printed, exit 1, nothing more", []string{"run", "--fail", "report"}, exitcode.Failure, ""},
+		{"a command's own Coder", []string{"run", "--fail", "own"}, 3, "error: wrapped: mine\n"},
 		{"unknown flag", []string{"run", "--nope"}, exitcode.Usage, "error: unknown flag: --nope\n"},
 		{"unknown command", []string{"walk"}, exitcode.Usage, "error: unknown command \"walk\" for \"tool\"\n"},
 		{"extra argument", []string{"run", "x"}, exitcode.Usage, "error: unknown command \"x\" for \"tool run\"\n"},
