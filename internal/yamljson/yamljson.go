@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
@@ -196,12 +195,12 @@ func misread(s string) bool {
 	if s == "" || len(s) > 64 || !strings.ContainsRune("0123456789+-.:~yYnNoOtTfF", rune(s[0])) {
 		return false
 	}
-	var v any
-	if err := yamlv2.Unmarshal([]byte(s), &v); err != nil {
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
 		return true
 	}
-	got, ok := v.(string)
-	return !ok || got != s
+	var got string
+	return json.Unmarshal(j, &got) != nil || got != s
 }
 
 func node(dec *json.Decoder, depth int) (*yamlv3.Node, error) {
