@@ -53,7 +53,7 @@ type Options struct {
 	// dropped), else as Accepted: never as Rewritten.
 	DryRun bool
 	// ListOnly (kubectl's --dry-run=client) lists and counts the objects
-	// (as Accepted) and sends no write at all. Implies DryRun's other
+	// as DryRun does, but sends no write at all. Implies DryRun's other
 	// effects: nothing pruned, no checkpoint.
 	ListOnly bool
 	// Checkpoint, when set, is a file recording the progress of the run
@@ -565,12 +565,14 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 			obj, fresh = got, false
 		}
 		dropped := r.dropManagedFields(obj)
-		if r.opts.ListOnly {
-			r.count(outAccepted)
-			return nil
-		}
+		var (
+			out *unstructured.Unstructured
+			err error
+		)
 		sentRV := obj.GetResourceVersion()
-		out, err := client.Update(ctx, obj, updateOpts)
+		if !r.opts.ListOnly {
+			out, err = client.Update(ctx, obj, updateOpts)
+		}
 		if err == nil {
 			switch {
 			case r.opts.DryRun && r.allCurrent && !dropped:

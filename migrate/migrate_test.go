@@ -282,6 +282,8 @@ func TestMigrateDryRun(t *testing.T) {
 			Progress{Total: 7, Done: 7, Unchanged: 7}, Progress{Total: 7, Done: 7, Unchanged: 7}, 7},
 		{"client: list only", []string{"v1alpha1", "v1"}, true,
 			Progress{Total: 7, Done: 7, Accepted: 7}, Progress{Total: 7, Done: 7, Rewritten: 7}, 0},
+		{"client: list only, every object stored at v1", []string{"v1"}, true,
+			Progress{Total: 7, Done: 7, Unchanged: 7}, Progress{Total: 7, Done: 7, Unchanged: 7}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
