@@ -4,7 +4,7 @@ GO ?= go
 .PHONY: test lint race bench demo build
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
-## path, the race detector on the server packages and migrate, and the demo exactly as
+## path, the race detector on the server packages, and the demo exactly as
 ## the README runs it.
 test: lint
 	$(GO) test ./...
