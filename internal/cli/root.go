@@ -58,6 +58,8 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		newCheckCmd(),
 		// subcommands: keep one line each, in alphabetical order below this line
 		newBackupCmd(),
+		newCertsCmd(),
+		newDeployCmd(),
 		newMigrateCmd(),
 		newPlanCmd(),
 		newRestoreCmd(),
