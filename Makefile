@@ -10,7 +10,7 @@ GO ?= go
 test: lint sandbox-assets
 	$(GO) test ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
-	$(GO) test -race ./review/... ./server/...
+	$(GO) test -race ./review/... ./server/... ./migrate/...
 	$(GO) run ./cmd/hubspoke demo
 
 ## lint: gofmt and go vet must be clean.
@@ -19,9 +19,10 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## race: the race detector on the server packages.
+## race: the race detector on the server packages and migrate (its
+## workers share counts and the checkpoint).
 race:
-	$(GO) test -race ./review/... ./server/...
+	$(GO) test -race ./review/... ./server/... ./migrate/...
 
 ## bench: every benchmark, hubspoke and controller-runtime in the same run.
 bench:

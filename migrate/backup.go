@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -67,8 +69,38 @@ type BackupOptions struct {
 	Client dynamic.Interface
 	// Version to read the objects at (default: the storage version).
 	Version string
+	// Namespace, when set, limits the backup to one namespace (default:
+	// every namespace).
+	Namespace string
 	// PageSize of the LIST (default DefaultPageSize).
 	PageSize int64
+}
+
+// VersionError says a version is not one the CRD serves.
+type VersionError struct {
+	CRD     *apiextensionsv1.CustomResourceDefinition
+	Version string
+	// Nowhere: for a rollback, neither a given CRD file nor the backup
+	// defines it, and status.storedVersions does not name it.
+	Nowhere bool
+}
+
+func (e *VersionError) Error() string {
+	var all, served []string
+	for _, v := range e.CRD.Spec.Versions {
+		all = append(all, v.Name)
+		if v.Served {
+			served = append(served, v.Name)
+		}
+	}
+	if findVersion(e.CRD, e.Version) != nil {
+		return fmt.Sprintf("%s is a version of crd %s that is not served (served: %s)", e.Version, e.CRD.Name, strings.Join(served, ", "))
+	}
+	if e.Nowhere {
+		return fmt.Sprintf("%s is not a version of crd %s (versions: %s), nor of a given crd file or backup, and no object is stored in it (storedVersions: %s): nothing defines a %s to roll back to",
+			e.Version, e.CRD.Name, strings.Join(all, ", "), strings.Join(e.CRD.Status.StoredVersions, ", "), e.Version)
+	}
+	return fmt.Sprintf("%s is not a version of crd %s (versions: %s)", e.Version, e.CRD.Name, strings.Join(all, ", "))
 }
 
 // BackupResult counts what WriteBackup wrote.
@@ -95,6 +127,8 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 		if version, err = storageVersion(crd); err != nil {
 			return nil, fmt.Errorf("backup: %w", err)
 		}
+	} else if !isServed(crd, version) {
+		return nil, &VersionError{CRD: crd, Version: version}
 	}
 	def, err := toUnstructured(crd)
 	if err != nil {
@@ -112,7 +146,7 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	}
 	total := sha256.New()
 	count := 0
-	client := opts.Client.Resource(resourceFor(crd, version))
+	client := listClient(opts.Client, crd, version, opts.Namespace)
 	cont := ""
 	for {
 		list, err := client.List(ctx, metav1.ListOptions{Limit: opts.PageSize, Continue: cont})
@@ -360,4 +394,58 @@ func Content(obj *unstructured.Unstructured) map[string]any {
 
 func sameContent(live, want *unstructured.Unstructured) bool {
 	return reflect.DeepEqual(Content(live), Content(want))
+}
+
+// ChangedSince lists, as namespace/name, the objects of b that exist now
+// with another content than b holds: the ones a restore of b overwrites.
+// Objects are compared at the backup's version when the CRD still serves
+// it, else by resourceVersion (any write since the backup counts).
+func ChangedSince(ctx context.Context, dyn dynamic.Interface, b *Backup, crdName string) ([]string, error) {
+	if crdName == "" {
+		crdName = b.Header.CRD
+	}
+	crd, err := GetCRD(ctx, dyn, crdName)
+	if err != nil {
+		return nil, err
+	}
+	version, byRV := b.Header.Version, false
+	if !isServed(crd, version) {
+		byRV = true
+		if version, err = storageVersion(crd); err != nil {
+			return nil, err
+		}
+	}
+	live := map[string]*unstructured.Unstructured{}
+	client := listClient(dyn, crd, version, "")
+	cont := ""
+	for {
+		list, err := client.List(ctx, metav1.ListOptions{Limit: DefaultPageSize, Continue: cont})
+		if err != nil {
+			return nil, fmt.Errorf("list %s at %s: %w", crdName, version, err)
+		}
+		for i := range list.Items {
+			live[objectKey(&list.Items[i])] = &list.Items[i]
+		}
+		if cont = list.GetContinue(); cont == "" {
+			break
+		}
+	}
+	var changed []string
+	for _, raw := range b.Objects {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decode backed-up object: %w", err)
+		}
+		key := objectKey(obj)
+		l, ok := live[key]
+		switch {
+		case !ok:
+		case byRV && l.GetResourceVersion() != obj.GetResourceVersion():
+			changed = append(changed, key)
+		case !byRV && !sameContent(l, obj):
+			changed = append(changed, key)
+		}
+	}
+	slices.Sort(changed)
+	return changed, nil
 }

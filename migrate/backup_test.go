@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -173,4 +174,43 @@ func FuzzReadBackup(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBackupVersionAndNamespace: --version must be a served version of the
+// CRD (the error says which exist), and Namespace limits the backup.
+func TestBackupVersionAndNamespace(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1"}, "v1")
+	f.add("a", 2, "v1")
+	f.add("b", 3, "v1")
+	for _, tt := range []struct{ version, want string }{
+		{"v9", "v9 is not a version of crd widgets.example.com (versions: v1alpha1, v1)"},
+		{"v1alpha1", "v1alpha1 is a version of crd widgets.example.com that is not served (served: v1)"},
+	} {
+		var buf bytes.Buffer
+		_, err := WriteBackup(context.Background(), &buf, BackupOptions{CRD: "widgets.example.com", Client: f.client(), Version: tt.version})
+		var ve *VersionError
+		if !errors.As(err, &ve) || err.Error() != tt.want {
+			t.Errorf("--version %s: error %v, want a VersionError %q", tt.version, err, tt.want)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("--version %s: wrote %d bytes", tt.version, buf.Len())
+		}
+	}
+	var buf bytes.Buffer
+	res, err := WriteBackup(context.Background(), &buf, BackupOptions{CRD: "widgets.example.com", Client: f.client(), Namespace: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadBackup(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 3 || len(b.Objects) != 3 {
+		t.Errorf("backup of namespace b: %d objects, want 3", res.Count)
+	}
+	for _, o := range b.Objects {
+		if !bytes.Contains(o, []byte(`"namespace":"b"`)) {
+			t.Errorf("object %s in a backup of namespace b", o)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 // over, since the earlier writes may have gone to another storage version.
 type Checkpoint struct {
 	CRD                string `json:"crd"`
+	Namespace          string `json:"namespace,omitempty"`
 	UID                string `json:"uid"`
 	StorageVersion     string `json:"storageVersion"`
 	CRDResourceVersion string `json:"crdResourceVersion"`

@@ -120,3 +120,13 @@ func objectClient(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefi
 	}
 	return r
 }
+
+// listClient lists the CRD's objects at version in namespace, or in every
+// namespace when it is empty (or the CRD is cluster-scoped).
+func listClient(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, version, namespace string) dynamic.ResourceInterface {
+	r := dyn.Resource(resourceFor(crd, version))
+	if namespace != "" && namespaced(crd) {
+		return r.Namespace(namespace)
+	}
+	return r
+}

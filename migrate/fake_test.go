@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ type fakeAPI struct {
 	beforeUpdate func(key string, n int) error
 	beforeList   func(version, cont string) error
 	beforeGet    func(key string) error
+	beforeCRD    func() error
 
 	listMu   sync.Mutex
 	listOpts metav1.ListOptions
@@ -162,7 +164,7 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 	}
 	switch a := action.(type) {
 	case clienttesting.ListActionImpl:
-		return f.list(gvr.Version, f.listOpts) // under listMu
+		return f.list(gvr.Version, a.GetNamespace(), f.listOpts) // under listMu
 	case clienttesting.GetActionImpl:
 		key := a.GetNamespace() + "/" + a.GetName()
 		if f.beforeGet != nil {
@@ -214,7 +216,7 @@ func (f *fakeAPI) at(obj map[string]any, version string) *unstructured.Unstructu
 	return u
 }
 
-func (f *fakeAPI) list(version string, opts metav1.ListOptions) (bool, runtime.Object, error) {
+func (f *fakeAPI) list(version, ns string, opts metav1.ListOptions) (bool, runtime.Object, error) {
 	if f.beforeList != nil {
 		if err := f.beforeList(version, opts.Continue); err != nil {
 			return true, nil, err
@@ -224,7 +226,9 @@ func (f *fakeAPI) list(version string, opts metav1.ListOptions) (bool, runtime.O
 	defer f.mu.Unlock()
 	keys := make([]string, 0, len(f.objs))
 	for k := range f.objs {
-		keys = append(keys, k)
+		if ns == "" || strings.HasPrefix(k, ns+"/") {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	if opts.Continue != "" {
@@ -292,6 +296,11 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 }
 
 func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) {
+	if f.beforeCRD != nil {
+		if err := f.beforeCRD(); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch a := action.(type) {

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -31,6 +33,10 @@ const (
 type Options struct {
 	// CRD is the name of the CustomResourceDefinition (plural.group).
 	CRD string
+	// Namespace, when set, limits the run to one namespace (default: every
+	// namespace). storedVersions is never pruned after a run limited to a
+	// namespace: objects elsewhere may still be stored at older versions.
+	Namespace string
 	// Client reaches the API server (required).
 	Client dynamic.Interface
 	// Concurrency is how many objects are written at once (default
@@ -40,8 +46,16 @@ type Options struct {
 	PageSize int64
 	// DryRun sends every write with dryRun=All: the API server converts,
 	// validates and admits each object but stores nothing. Nothing is
-	// pruned and no checkpoint is written.
+	// pruned and no checkpoint is written. Whether the real run would
+	// re-encode an object shows only when it is written, so a dry run
+	// counts objects as Unchanged when status.storedVersions holds the
+	// storage version alone (and no managedFields entry is to be
+	// dropped), else as Accepted: never as Rewritten.
 	DryRun bool
+	// ListOnly (kubectl's --dry-run=client) lists and counts the objects
+	// as DryRun does, but sends no write at all. Implies DryRun's other
+	// effects: nothing pruned, no checkpoint.
+	ListOnly bool
 	// Checkpoint, when set, is a file recording the progress of the run
 	// after every page; a later run with the same file resumes after the
 	// last completed page. It is removed when the run completes.
@@ -86,6 +100,10 @@ type Progress struct {
 	Unchanged int `json:"unchanged"`
 	// Skipped objects were deleted while the run went on.
 	Skipped int `json:"skipped"`
+	// Accepted objects passed a dry run (converted, validated and
+	// admitted; with ListOnly: listed); the real run rewrites those
+	// stored at another version than the storage version.
+	Accepted int `json:"accepted,omitempty"`
 	// Resumed objects were done by an earlier run (from the checkpoint).
 	Resumed int `json:"resumed"`
 	// Conflicts and Retries count the conflicts retried and the transient
@@ -107,7 +125,12 @@ type Result struct {
 	Pruned         bool
 	StoredVersions []string
 	PruneMessage   string
-	Elapsed        time.Duration
+	// Checkpoint is the checkpoint file that holds this run's progress
+	// (written by it, or by the run it resumed); empty when none was
+	// written, so a failed run says "run again to resume" only when it
+	// can.
+	Checkpoint string
+	Elapsed    time.Duration
 }
 
 // ObjectError names the object a run stopped at.
@@ -166,6 +189,10 @@ type run struct {
 
 	mu   sync.Mutex
 	prog Progress
+
+	saved      bool        // the checkpoint file holds this run's progress
+	allCurrent bool        // storedVersions is the storage version alone
+	contacted  atomic.Bool // the API server has answered once
 }
 
 // Migrate re-encodes every object of opts.CRD at its storage version and,
@@ -188,6 +215,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	if opts.MaxConflicts <= 0 {
 		opts.MaxConflicts = DefaultMaxConflicts
 	}
+	if opts.ListOnly {
+		opts.DryRun = true
+	}
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.sleep == nil {
 		opts.sleep = realSleep
@@ -207,10 +237,12 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 	}
+	r.contacted.Store(true)
 	if r.storage, err = storageVersion(r.crd); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	r.rw = r.storage
+	r.allCurrent = slices.Equal(r.crd.Status.StoredVersions, []string{r.storage})
 	r.drop = map[string]bool{}
 	for _, v := range opts.DropManagedFields {
 		r.drop[r.crd.Spec.Group+"/"+v] = true
@@ -221,21 +253,25 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		res.Progress = r.prog
 		r.mu.Unlock()
 		res.Elapsed = time.Since(start)
+		if r.saved {
+			res.Checkpoint = opts.Checkpoint
+		}
 		return res, err
 	}
 
-	cp := &Checkpoint{CRD: opts.CRD, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
+	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
 	if opts.Checkpoint != "" && !opts.DryRun {
 		old, err := LoadCheckpoint(opts.Checkpoint)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 		case old == nil:
-		case old.CRD != cp.CRD || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
+		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
 			r.log.Info("migrate: checkpoint is for another state of the crd, starting over", "checkpoint", opts.Checkpoint,
 				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdResourceVersion", old.CRDResourceVersion)
 		default:
 			cp = old
+			r.saved = true
 			r.prog.Resumed = cp.Done
 			r.log.Info("migrate: resuming", "checkpoint", opts.Checkpoint, "done", cp.Done, "after", cp.LastKey)
 		}
@@ -249,7 +285,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		res.PruneMessage = "dry run: nothing pruned"
 		return finish(nil)
 	}
-	if opts.Prune {
+	if opts.Prune && opts.Namespace != "" {
+		res.PruneMessage = "storedVersions not pruned: the run covered namespace " + opts.Namespace + " only"
+	} else if opts.Prune {
 		pr, err := Prune(ctx, opts.Client, r.crd)
 		if err != nil {
 			return finish(fmt.Errorf("migrate %s: %w", opts.CRD, err))
@@ -311,6 +349,7 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 				<-listErr
 				return err
 			}
+			r.saved = true
 		}
 		r.log.Debug("migrate: page done", "crd", r.opts.CRD, "objects", len(p.items), "lastKey", p.lastKey)
 	}
@@ -319,7 +358,10 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 	}
 	cp.Complete = true
 	if r.opts.Checkpoint != "" && !r.opts.DryRun {
-		return cp.Save(r.opts.Checkpoint)
+		if err := cp.Save(r.opts.Checkpoint); err != nil {
+			return err
+		}
+		r.saved = true
 	}
 	return nil
 }
@@ -327,8 +369,8 @@ func (r *run) migrateAll(ctx context.Context, cp *Checkpoint) error {
 // listAll sends the pages of the CRD's objects at the storage version,
 // starting after cp's position.
 func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) error {
-	client := r.opts.Client.Resource(resourceFor(r.crd, r.rw))
-	cont, skipTo := cp.Continue, cp.LastKey
+	client := listClient(r.opts.Client, r.crd, r.rw, r.opts.Namespace)
+	cont, skipTo, resumed := cp.Continue, cp.LastKey, cp.Done
 	if cp.LastKey != "" && cp.Continue == "" {
 		// The last run ended on a page boundary at the end of the list.
 		return nil
@@ -344,9 +386,12 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 		if err != nil && cont != "" && isExpired(err) && restarts < 3 {
 			restarts++
 			// The continue token outlived etcd's compaction: list from the
-			// start again, skipping what is done (LIST is in key order).
+			// start again, skipping every key already sent, by this run or
+			// an earlier one (LIST is in key order), so no object is
+			// handled or counted twice.
 			r.log.Info("migrate: continue token expired, listing from the start", "crd", r.opts.CRD, "after", skipTo)
 			cont = ""
+			listed = -resumed // the estimate counts what is left to this run
 			continue
 		}
 		if err != nil {
@@ -365,6 +410,7 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 				case <-ctx.Done():
 					return ctx.Err()
 				}
+				skipTo = max(skipTo, p.lastKey)
 			}
 			if p.cont == "" {
 				return nil
@@ -387,6 +433,7 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			skipTo = max(skipTo, p.lastKey)
 		}
 		if p.cont == "" {
 			return nil
@@ -414,7 +461,7 @@ func (r *run) pageElsewhere(ctx context.Context, cont string) (page, error) {
 		if v == r.rw {
 			continue
 		}
-		list, err := r.opts.Client.Resource(resourceFor(r.crd, v)).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+		list, err := listClient(r.opts.Client, r.crd, v, r.opts.Namespace).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -482,6 +529,7 @@ const (
 	outRewritten outcome = iota
 	outUnchanged
 	outSkipped
+	outAccepted
 )
 
 // migrateOne writes obj back as read; fresh says to GET it first.
@@ -516,13 +564,29 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 			}
 			obj, fresh = got, false
 		}
-		r.dropManagedFields(obj)
+		dropped := r.dropManagedFields(obj)
+		var (
+			out *unstructured.Unstructured
+			err error
+		)
 		sentRV := obj.GetResourceVersion()
-		out, err := client.Update(ctx, obj, updateOpts)
+		if !r.opts.ListOnly {
+			out, err = client.Update(ctx, obj, updateOpts)
+		}
 		if err == nil {
-			if !r.opts.DryRun && out.GetResourceVersion() == sentRV {
+			switch {
+			case r.opts.DryRun && r.allCurrent && !dropped:
+				// Every object is stored at the storage version already
+				// and this one's content does not change: the real run
+				// will find it current.
 				r.count(outUnchanged)
-			} else {
+			case r.opts.DryRun:
+				// A dry run cannot see whether the object is stored at
+				// another version: count it as accepted, not rewritten.
+				r.count(outAccepted)
+			case out.GetResourceVersion() == sentRV:
+				r.count(outUnchanged)
+			default:
 				r.count(outRewritten)
 			}
 			return nil
@@ -555,6 +619,12 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 // backoff waits before retry *retries (then counts it), or returns the
 // final error once the retries are spent.
 func (r *run) backoff(ctx context.Context, retries *int, class errClass, wait time.Duration, err error) error {
+	if !r.contacted.Load() && utilnet.IsConnectionRefused(err) {
+		// Nothing listens there: say so now rather than after 20 s of
+		// retries. Once the API server has answered, a refused connection
+		// (a restart) is retried like any network error.
+		return fmt.Errorf("%w: is the API server of this kubeconfig running?", err)
+	}
 	if *retries >= r.opts.Backoff.Retries {
 		return fmt.Errorf("giving up after %d retries: %w", *retries, err)
 	}
@@ -605,6 +675,9 @@ func (r *run) count(o outcome) {
 	case outSkipped:
 		r.prog.Skipped++
 		r.metrics.objects.WithLabelValues("skipped").Inc()
+	case outAccepted:
+		r.prog.Accepted++
+		r.metrics.objects.WithLabelValues("accepted").Inc()
 	}
 	if r.prog.Total < r.prog.Done+r.prog.Resumed {
 		r.prog.Total = r.prog.Done + r.prog.Resumed
@@ -615,11 +688,12 @@ func (r *run) count(o outcome) {
 }
 
 // dropManagedFields removes the managedFields entries of versions being
-// dropped and of versions the CRD no longer serves.
-func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
+// dropped and of versions the CRD no longer serves, and tells whether it
+// removed any.
+func (r *run) dropManagedFields(obj *unstructured.Unstructured) bool {
 	mf := obj.GetManagedFields()
 	if len(mf) == 0 {
-		return
+		return false
 	}
 	kept := mf[:0:0]
 	for _, e := range mf {
@@ -629,7 +703,7 @@ func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
 		kept = append(kept, e)
 	}
 	if len(kept) == len(mf) {
-		return
+		return false
 	}
 	if len(kept) == 0 {
 		// An empty list would not do: for custom resources the API server
@@ -639,6 +713,7 @@ func (r *run) dropManagedFields(obj *unstructured.Unstructured) {
 		kept = []metav1.ManagedFieldsEntry{{}}
 	}
 	obj.SetManagedFields(kept)
+	return true
 }
 
 func (r *run) dropEntry(apiVersion string) bool {

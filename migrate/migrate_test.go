@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,18 +263,57 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	}
 }
 
+// TestMigrateDryRun: a dry run never claims a rewrite it cannot see (the
+// API server answers a dry-run write the same whether or not the object
+// would be re-encoded), counts objects the real run will find current as
+// such when storedVersions says every object is, and stores nothing.
 func TestMigrateDryRun(t *testing.T) {
-	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
-	f.add("ns", 7, "v1alpha1")
-	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), DryRun: true, Prune: true})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name           string
+		storedVersions []string
+		listOnly       bool
+		want           Progress // of the dry run
+		wantReal       Progress // of the real run after it
+		wantUpdates    int      // update requests of the dry run
+	}{
+		{"objects may be stored at v1alpha1", []string{"v1alpha1", "v1"}, false,
+			Progress{Total: 7, Done: 7, Accepted: 7}, Progress{Total: 7, Done: 7, Rewritten: 7}, 7},
+		{"every object stored at v1", []string{"v1"}, false,
+			Progress{Total: 7, Done: 7, Unchanged: 7}, Progress{Total: 7, Done: 7, Unchanged: 7}, 7},
+		{"client: list only", []string{"v1alpha1", "v1"}, true,
+			Progress{Total: 7, Done: 7, Accepted: 7}, Progress{Total: 7, Done: 7, Rewritten: 7}, 0},
+		{"client: list only, every object stored at v1", []string{"v1"}, true,
+			Progress{Total: 7, Done: 7, Unchanged: 7}, Progress{Total: 7, Done: 7, Unchanged: 7}, 0},
 	}
-	if res.Rewritten != 7 || res.Pruned {
-		t.Errorf("dry run: %d rewritten, pruned %v; want 7 and false", res.Rewritten, res.Pruned)
-	}
-	if diff := cmp.Diff(allStoredIn(f, "v1alpha1"), f.storedIn()); diff != "" {
-		t.Errorf("dry run stored something (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", tt.storedVersions, "v1alpha1", "v1")
+			stored := "v1alpha1"
+			if len(tt.storedVersions) == 1 {
+				stored = "v1"
+			}
+			f.add("ns", 7, stored)
+			res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), DryRun: !tt.listOnly, ListOnly: tt.listOnly, Prune: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.Progress); diff != "" || res.Pruned {
+				t.Errorf("dry run (-want +got):\n%s\npruned %v", diff, res.Pruned)
+			}
+			if f.updates != tt.wantUpdates {
+				t.Errorf("dry run sent %d updates, want %d", f.updates, tt.wantUpdates)
+			}
+			if diff := cmp.Diff(allStoredIn(f, stored), f.storedIn()); diff != "" {
+				t.Errorf("dry run stored something (-want +got):\n%s", diff)
+			}
+			res, err = Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantReal, res.Progress); diff != "" {
+				t.Errorf("real run (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -548,5 +588,174 @@ hubspoke_migrate_objects_total{result="unchanged"} 4
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "hubspoke_migrate_objects_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMigrateContinueExpiresMidRun: the continue token expires (410 Gone)
+// after two pages of this run; the run lists from the start again and must
+// neither handle nor count the objects it already did, and its checkpoint
+// must count each object once.
+func TestMigrateContinueExpiresMidRun(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		expired error
+	}{
+		{"resource expired", apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result.")},
+		{"gone", apierrors.NewGone("continue token expired")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			f.add("default", 30, "v1alpha1")
+			cpPath := filepath.Join(t.TempDir(), "cp.json")
+			var expired bool
+			f.beforeList = func(version, cont string) error {
+				if cont == "default/w-020" && !expired {
+					expired = true
+					return tt.expired
+				}
+				return nil
+			}
+			fail := true
+			f.beforeUpdate = func(key string, _ int) error {
+				if fail && key == "default/w-025" {
+					return apierrors.NewBadRequest("boom")
+				}
+				return nil
+			}
+			opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 10, Concurrency: 1, Checkpoint: cpPath, Prune: true}
+			res, err := Migrate(context.Background(), opts)
+			if err == nil || !strings.Contains(err.Error(), "default/w-025") {
+				t.Fatalf("run error = %v, want one naming default/w-025", err)
+			}
+			if !expired {
+				t.Fatal("the continue token never expired: the test tests nothing")
+			}
+			if res.Done != 25 || res.Rewritten != 25 || res.Unchanged != 0 {
+				t.Errorf("first run: done %d, rewritten %d, unchanged %d; want 25, 25, 0", res.Done, res.Rewritten, res.Unchanged)
+			}
+			cp, err := LoadCheckpoint(cpPath)
+			if err != nil || cp == nil {
+				t.Fatalf("checkpoint: %v, %v", cp, err)
+			}
+			if cp.Done != 20 || cp.LastKey != "default/w-019" {
+				t.Errorf("checkpoint = %+v, want done 20 after default/w-019", cp)
+			}
+			fail = false
+			res, err = Migrate(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Resumed != 20 || res.Done != 10 || res.Rewritten != 5 || res.Unchanged != 5 || res.Total != 30 {
+				t.Errorf("second run: resumed %d, done %d, rewritten %d, unchanged %d, total %d; want 20, 10, 5, 5, 30",
+					res.Resumed, res.Done, res.Rewritten, res.Unchanged, res.Total)
+			}
+			for i := range 30 {
+				if k := fmt.Sprintf("default/w-%03d", i); f.writes[k] != 1 {
+					t.Errorf("%s written %d times, want once", k, f.writes[k])
+				}
+			}
+		})
+	}
+}
+
+func connRefused() error {
+	return &url.Error{Op: "Get", URL: "https://127.0.0.1:1/apis", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+}
+
+// TestMigrateConnectionRefused: when nothing listens at the API server's
+// address the run fails at once, without the retries (about 24 s) meant
+// for a server that answered before; once it has answered, a refused
+// connection (a restart) is retried.
+func TestMigrateConnectionRefused(t *testing.T) {
+	t.Run("never answered: no retry", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		calls := 0
+		f.beforeCRD = func() error { calls++; return connRefused() }
+		var s noSleep
+		opts := Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: filepath.Join(t.TempDir(), "cp.json")}
+		opts.sleep = s.sleep
+		res, err := Migrate(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), "connection refused: is the API server of this kubeconfig running?") {
+			t.Fatalf("error = %v, want a refused connection named", err)
+		}
+		if calls != 1 || len(s.waits) != 0 {
+			t.Errorf("%d requests and waits %v, want one request and no wait", calls, s.waits)
+		}
+		if res != nil && res.Checkpoint != "" {
+			t.Errorf("result claims checkpoint %q", res.Checkpoint)
+		}
+	})
+	t.Run("refused after the first answer: retried", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		f.add("default", 3, "v1alpha1")
+		refused := 0
+		f.beforeUpdate = func(key string, n int) error {
+			if refused < 2 {
+				refused++
+				return connRefused()
+			}
+			return nil
+		}
+		var s noSleep
+		opts := Options{CRD: "widgets.example.com", Client: f.client(), Concurrency: 1}
+		opts.sleep = s.sleep
+		res, err := Migrate(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rewritten != 3 || res.Retries != 2 {
+			t.Errorf("rewritten %d, retries %d; want 3 and 2", res.Rewritten, res.Retries)
+		}
+	})
+}
+
+// TestMigrateSaysWhereProgressIs: Result.Checkpoint names the file only
+// when it holds progress, so the CLI's "run again to resume" is true.
+func TestMigrateSaysWhereProgressIs(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 12, "v1alpha1")
+	cpPath := filepath.Join(t.TempDir(), "cp.json")
+	failOn := "default/w-002"
+	f.beforeUpdate = func(key string, n int) error {
+		if key == failOn {
+			return apierrors.NewBadRequest("boom")
+		}
+		return nil
+	}
+	opts := Options{CRD: "widgets.example.com", Client: f.client(), PageSize: 5, Concurrency: 1, Checkpoint: cpPath}
+	res, err := Migrate(context.Background(), opts)
+	if err == nil || res.Checkpoint != "" {
+		t.Fatalf("failed in the first page: error %v, checkpoint %q; want an error and no checkpoint", err, res.Checkpoint)
+	}
+	if _, err := os.Stat(cpPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("checkpoint file after a first page that failed: %v", err)
+	}
+	failOn = "default/w-007"
+	res, err = Migrate(context.Background(), opts)
+	if err == nil || res.Checkpoint != cpPath {
+		t.Fatalf("failed in the second page: error %v, checkpoint %q; want an error and %q", err, res.Checkpoint, cpPath)
+	}
+	if _, err := os.Stat(cpPath); err != nil {
+		t.Fatalf("checkpoint named but not written: %v", err)
+	}
+}
+
+// TestMigrateNamespace: -n limits the run to one namespace, and then
+// storedVersions is not pruned.
+func TestMigrateNamespace(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("a", 3, "v1alpha1")
+	f.add("b", 4, "v1alpha1")
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Namespace: "b", Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 4 || res.Pruned || !strings.Contains(res.PruneMessage, "namespace b only") {
+		t.Errorf("rewritten %d, pruned %v (%q); want 4, not pruned, saying why", res.Rewritten, res.Pruned, res.PruneMessage)
+	}
+	for k, v := range f.storedIn() {
+		if want := map[bool]string{true: "v1", false: "v1alpha1"}[strings.HasPrefix(k, "b/")]; v != want {
+			t.Errorf("%s stored in %s, want %s", k, v, want)
+		}
 	}
 }

@@ -79,6 +79,10 @@ type PlanOptions struct {
 	Backup *Backup
 	// Converter converts backed-up objects of versions no longer served.
 	Converter Converter
+	// OverwriteChanged lets a rollback restore objects changed since the
+	// backup was taken; without it the plan lists them and its first step
+	// does not pass.
+	OverwriteChanged bool
 	// Definition, for a rollback, is a CRD holding the definition of the
 	// version to roll back to when the live CRD no longer has it.
 	Definition *apiextensionsv1.CustomResourceDefinition
@@ -278,6 +282,10 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 			}
 		}
 	}
+	if def == nil && !slices.Contains(live.Status.StoredVersions, version) {
+		// Defined nowhere, and no object is stored in it.
+		return nil, fmt.Errorf("plan rollback: %w", &VersionError{CRD: live, Version: version, Nowhere: true})
+	}
 	p.Notes = append(p.Notes,
 		"if the webhook's code is at fault, roll its deployment back first: the probe gate measures the webhook that answers now",
 		"if the webhook is down, objects stored in another version cannot be read: bring it back (docs/migrate.md, \"The webhook is down\")",
@@ -294,7 +302,11 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 				d.Served, d.Storage = true, false
 				target.Spec.Versions = append(target.Spec.Versions, d)
 			}
-			return []Gate{p.probeGate(ctx, live, target)}
+			gates := []Gate{p.probeGate(ctx, live, target)}
+			if opts.Backup != nil {
+				gates = append(gates, p.overwriteGate(ctx, crdName))
+			}
+			return gates
 		},
 	})
 	p.Steps = append(p.Steps, &Step{
@@ -352,6 +364,37 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 		return nil, err
 	}
 	return p, nil
+}
+
+// overwriteGate lists the objects changed since the backup, which the
+// restore step would overwrite; they block the plan unless
+// opts.OverwriteChanged.
+func (p *Plan) overwriteGate(ctx context.Context, crdName string) Gate {
+	g := Gate{Name: "no object changed since the backup is overwritten", State: GatePass}
+	changed, err := ChangedSince(ctx, p.client, p.opts.Backup, crdName)
+	if err != nil {
+		g.State, g.Detail = GateFail, err.Error()
+		return g
+	}
+	if len(changed) == 0 {
+		g.Detail = "none changed"
+		return g
+	}
+	shown := changed
+	if len(shown) > 20 {
+		shown = shown[:20]
+	}
+	list := strings.Join(shown, ", ")
+	if len(changed) > len(shown) {
+		list += fmt.Sprintf(" and %d more", len(changed)-len(shown))
+	}
+	if p.opts.OverwriteChanged {
+		g.Detail = fmt.Sprintf("%d changed since the backup will be overwritten (allowed): %s", len(changed), list)
+		return g
+	}
+	g.State = GateFail
+	g.Detail = fmt.Sprintf("%d changed since the backup would be overwritten: %s; allow it explicitly to restore them", len(changed), list)
+	return g
 }
 
 func backupDefinition(b *Backup) *apiextensionsv1.CustomResourceDefinition {

@@ -154,6 +154,17 @@ func TestPlanRollback(t *testing.T) {
 func TestPlanRollbackNeedsADefinition(t *testing.T) {
 	f := newFakeAPI("v1", []string{"v1"}, "v1")
 	f.crd.Spec.Versions = f.crd.Spec.Versions[1:] // v1alpha1 removed
+	for _, v := range []string{"v1alpha1", "v9"} {
+		_, err := PlanRollback(context.Background(), "widgets.example.com", v, PlanOptions{Client: f.client(), Prober: &fakeProber{}})
+		var ve *VersionError
+		want := "plan rollback: " + v + " is not a version of crd widgets.example.com (versions: v1), nor of a given crd file or backup, and no object is stored in it (storedVersions: v1): nothing defines a " + v + " to roll back to"
+		if !errors.As(err, &ve) || err.Error() != want {
+			t.Errorf("rollback to %s: %v\nwant %s", v, err, want)
+		}
+	}
+	// A version still in storedVersions but removed from spec: the plan
+	// is made, and blocked for want of a definition.
+	f.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
 	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", PlanOptions{Client: f.client(), Prober: &fakeProber{}})
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +172,56 @@ func TestPlanRollbackNeedsADefinition(t *testing.T) {
 	b := plan.Blocked()
 	if b == nil || b.Name != "serve v1alpha1 again" || !strings.Contains(b.Gates[0].Detail, "no longer defines v1alpha1") {
 		t.Errorf("Blocked() = %+v, want the serve step blocked for want of a definition", b)
+	}
+}
+
+// TestPlanRollbackOverwrite: objects changed since the backup are listed
+// and block the rollback unless overwriting them is allowed.
+func TestPlanRollbackOverwrite(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1"}, "v1alpha1", "v1")
+	f.add("default", 5, "v1")
+	var b bytes.Buffer
+	if _, err := WriteBackup(context.Background(), &b, BackupOptions{CRD: "widgets.example.com", Client: f.client()}); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := ReadBackup(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.put("default", "w-003", "v1", map[string]any{"spec": map[string]any{"size": int64(42)}})
+	f.put("default", "w-001", "v1", map[string]any{"spec": map[string]any{"size": int64(43)}})
+	f.put("default", "w-100", "v1", map[string]any{"spec": map[string]any{"size": int64(44)}}) // new: not overwritten
+	opts := PlanOptions{Client: f.client(), Prober: &fakeProber{}, Backup: backup, Settle: time.Millisecond}
+	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := plan.Blocked()
+	want := Gate{Name: "no object changed since the backup is overwritten", State: GateFail,
+		Detail: "2 changed since the backup would be overwritten: default/w-001, default/w-003; allow it explicitly to restore them"}
+	if blocked == nil || blocked != plan.Steps[0] || !slices.Contains(blocked.Gates, want) {
+		t.Fatalf("Blocked() = %+v, want the first step blocked by %+v", blocked, want)
+	}
+	var out bytes.Buffer
+	var se *StepError
+	if err := plan.Execute(context.Background(), &out); !errors.As(err, &se) || se.Step != 1 {
+		t.Fatalf("Execute = %v, want step 1 to stop it", err)
+	}
+	if s, _ := storageVersion(f.crd); s != "v1" {
+		t.Errorf("a blocked rollback changed the storage version to %s", s)
+	}
+	opts.OverwriteChanged = true
+	plan, err = PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := plan.Blocked(); b != nil {
+		t.Fatalf("allowed: still blocked at %+v", b)
+	}
+	if !strings.Contains(plan.Steps[0].Gates[1].Detail, "2 changed since the backup will be overwritten (allowed): default/w-001, default/w-003") {
+		t.Errorf("gate = %+v", plan.Steps[0].Gates[1])
+	}
+	if err := plan.Execute(context.Background(), &out); err != nil {
+		t.Fatalf("Execute: %v\n%s", err, out.String())
 	}
 }

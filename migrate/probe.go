@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -30,7 +31,9 @@ type Prober interface {
 // WebhookProber posts ConversionReview (apiextensions.k8s.io/v1) requests
 // straight to the webhook: to URL when set (for a service, the address of a
 // port-forward or of the service seen from where the CLI runs), else to the
-// CRD's clientConfig.url. The CRD's caBundle is trusted.
+// CRD's clientConfig.url. It trusts CAFile when set, else the caBundle of
+// the CRD it is given (for an upgrade: the target's, or the live one's
+// when the target names none).
 type WebhookProber struct {
 	URL string
 	// Timeout of one request (default 10s; the API server waits 30s).
@@ -39,8 +42,10 @@ type WebhookProber struct {
 	// (default: URL's host). For a service reached through a port-forward,
 	// NAME.NAMESPACE.svc, the name its certificate carries.
 	ServerName string
-	// InsecureSkipVerify skips the certificate check (for a port-forward
-	// whose address is not in the certificate).
+	// CAFile is a PEM CA bundle to trust instead of the CRD's caBundle
+	// (for a CRD whose caBundle is injected when it is applied).
+	CAFile string
+	// InsecureSkipVerify skips the certificate check (a last resort).
 	InsecureSkipVerify bool
 }
 
@@ -58,17 +63,25 @@ func (p *WebhookProber) Probe(ctx context.Context, crd *apiextensionsv1.CustomRe
 		svc := conv.Webhook.ClientConfig.Service
 		return nil, fmt.Errorf("the webhook of crd %s is the service %s/%s, which cannot be reached from here: give its address (e.g. a port-forward) as the webhook URL", crd.Name, svc.Namespace, svc.Name)
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: p.ServerName, InsecureSkipVerify: p.InsecureSkipVerify} //nolint:gosec // opt-in for port-forwards
-	if ca := conv.Webhook.ClientConfig.CABundle; len(ca) > 0 {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: p.ServerName, InsecureSkipVerify: p.InsecureSkipVerify} //nolint:gosec // opt-in
+	ca, caFrom := conv.Webhook.ClientConfig.CABundle, "crd "+crd.Name+" caBundle"
+	if p.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(p.CAFile); err != nil {
+			return nil, fmt.Errorf("probe: %w", err)
+		}
+		caFrom = p.CAFile
+	}
+	if len(ca) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(ca) {
-			return nil, fmt.Errorf("crd %s: caBundle holds no PEM certificate", crd.Name)
+			return nil, fmt.Errorf("probe: %s holds no PEM certificate", caFrom)
 		}
 		tlsConfig.RootCAs = pool
-		if svc := conv.Webhook.ClientConfig.Service; svc != nil && p.URL != "" {
-			// The certificate names the service, not the address we dial.
-			tlsConfig.ServerName = svc.Name + "." + svc.Namespace + ".svc"
-		}
+	}
+	if svc := conv.Webhook.ClientConfig.Service; svc != nil && p.URL != "" && p.ServerName == "" {
+		// The certificate names the service, not the address we dial.
+		tlsConfig.ServerName = svc.Name + "." + svc.Namespace + ".svc"
 	}
 	timeout := p.Timeout
 	if timeout <= 0 {

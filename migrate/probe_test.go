@@ -6,6 +6,8 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,5 +101,31 @@ func TestWebhookProberUnreachable(t *testing.T) {
 	crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{Namespace: "ns", Name: "hook"}}
 	if _, err := (&WebhookProber{}).Probe(context.Background(), crd, []byte(`{}`), "example.com/v1"); err == nil || !strings.Contains(err.Error(), "service ns/hook, which cannot be reached from here") {
 		t.Errorf("service without URL: %v", err)
+	}
+}
+
+// TestWebhookProberCAFile: a CA file is trusted in place of a caBundle the
+// CRD does not carry yet (one injected when it is applied).
+func TestWebhookProberCAFile(t *testing.T) {
+	srv, crd := reviewServer(t, nil)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, crd.Spec.Conversion.Webhook.ClientConfig.CABundle, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crd.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
+	obj := []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"a","uid":"u"},"spec":{"replicas":2}}`)
+	if _, err := (&WebhookProber{URL: srv.URL}).Probe(context.Background(), crd, obj, "example.com/v1"); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without a CA: %v, want a certificate error", err)
+	}
+	out, err := (&WebhookProber{URL: srv.URL, CAFile: caFile}).Probe(context.Background(), crd, obj, "example.com/v1")
+	if err != nil || !strings.Contains(string(out), `"size":2`) {
+		t.Errorf("with --ca-file: %s, %v", out, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	if err := os.WriteFile(bad, []byte("not pem"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&WebhookProber{URL: srv.URL, CAFile: bad}).Probe(context.Background(), crd, obj, "example.com/v1"); err == nil || !strings.Contains(err.Error(), bad+" holds no PEM certificate") {
+		t.Errorf("a CA file without a certificate: %v", err)
 	}
 }

@@ -25,10 +25,10 @@ func ExampleRun() {
 	// apiVersion: example.com/v1
 	// kind: Widget
 	// metadata:
-	//   labels:
-	//     app: demo
 	//   name: my-widget
 	//   namespace: default
+	//   labels:
+	//     app: demo
 	// spec:
 	//   size: 3
 	// status:

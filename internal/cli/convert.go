@@ -6,42 +6,50 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 )
 
 type convertOptions struct {
-	files  []string
-	to     string
-	rules  []string
-	output string
+	files     []string
+	recursive bool
+	to        string
+	rules     []string
+	output    string
 }
 
 func newConvertCmd() *cobra.Command {
 	o := &convertOptions{}
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE|- --to GROUP/VERSION --rules RULES.yaml [-o yaml|json]",
+		Use:   "convert -f FILE|DIR|- --to GROUP/VERSION --rules RULES.yaml [-o yaml|json]",
 		Short: "Convert objects between versions offline, as kubectl convert would",
 		Long: `Convert reads objects (YAML or JSON, several documents, or a List) and
 writes them converted to the --to version with the given rule files.
 
 One object comes out as that object; several come out as a List, as
-kubectl convert does. If any object fails, nothing is written and every
-failure is reported with its document, object and JSON pointer.`,
+kubectl convert does. -f DIR reads the directory's .json, .yaml and .yml
+files in name order (-R: and those of its subdirectories), as kubectl does.
+Number literals and key order come out as they went in, for YAML as for
+JSON. If any object fails, nothing is written and every failure is
+reported with its document, object and JSON pointer.`,
 		Example: `  hubspoke convert -f examples/widget/widget-v1alpha1.yaml --to example.com/v1 \
       --rules examples/widget/conversion.yaml
   kubectl get widgets -o json | hubspoke convert -f - --to v1alpha1 --rules conversion.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file to convert, or - for standard input (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file or directory to convert, or - for standard input (repeatable)")
+	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	cmd.Flags().StringVar(&o.to, "to", "", "target GROUP/VERSION (or VERSION when the rule files share one group)")
 	cmd.Flags().StringArrayVar(&o.rules, "rules", nil, "rule file (repeatable, one per kind)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml or json")
@@ -68,13 +76,18 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		return usagef("unknown output format %q (want yaml or json)", o.output)
 	}
 	convs := map[string]*convert.Converter{} // by group/kind
+	from := map[string]string{}              // group/kind -> rule file
 	groups := map[string]bool{}
 	for _, f := range o.rules {
 		c, err := rules.LoadFile(f)
 		if err != nil {
 			return err
 		}
-		convs[c.Group()+"/"+c.Kind()] = c
+		gk := c.Group() + "/" + c.Kind()
+		if prev, ok := from[gk]; ok {
+			return usagef("--rules %s and --rules %s both define conversions of %s.%s: give one rule file per kind", prev, f, c.Kind(), c.Group())
+		}
+		convs[gk], from[gk] = c, f
 		groups[c.Group()] = true
 	}
 	to := o.to
@@ -86,8 +99,15 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 			to = g + "/" + to
 		}
 	}
+	if err := checkTarget(to, convs); err != nil {
+		return err
+	}
+	files, err := expandFiles(o.files, o.recursive)
+	if err != nil {
+		return err
+	}
 	var docs []document
-	for _, f := range o.files {
+	for _, f := range files {
 		d, err := readDocuments(f, cmd.InOrStdin())
 		if err != nil {
 			return err
@@ -130,12 +150,90 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}
-	y, err := yaml.JSONToYAML(result)
+	y, err := yamljson.FromJSON(result)
 	if err != nil {
-		return err
+		return fmt.Errorf("write yaml: %w", err)
 	}
 	_, err = w.Write(y)
 	return err
+}
+
+// checkTarget makes an unknown --to one usage error, before any object is
+// read: the group must be one the rule files convert, and the version one
+// they declare for it.
+func checkTarget(to string, convs map[string]*convert.Converter) error {
+	group, version, _ := strings.Cut(to, "/")
+	var known []string
+	seen := map[string]bool{}
+	var groups []string
+	for _, c := range convs {
+		if !seen[c.Group()] {
+			seen[c.Group()] = true
+			groups = append(groups, c.Group())
+		}
+		if c.Group() != group {
+			continue
+		}
+		for _, v := range c.Versions() {
+			if v == version {
+				return nil
+			}
+			if !slices.Contains(known, v) {
+				known = append(known, v)
+			}
+		}
+	}
+	if known == nil {
+		sort.Strings(groups)
+		return usagef("--to %s: the rule files convert group %s, not %q", to, strings.Join(groups, ", "), group)
+	}
+	sort.Strings(known)
+	return usagef("--to %s: %s is not a version of the rule files, which declare versions %s", to, version, strings.Join(known, ", "))
+}
+
+// expandFiles replaces each directory among names by its .json, .yaml and
+// .yml files in name order, and those of its subdirectories when
+// recursive, as kubectl -f DIR [-R] does.
+func expandFiles(names []string, recursive bool) ([]string, error) {
+	var out []string
+	for _, name := range names {
+		if name == "-" {
+			out = append(out, name)
+			continue
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, name)
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(name, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != name && !recursive {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch filepath.Ext(path) {
+			case ".json", ".yaml", ".yml":
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: no .json, .yaml or .yml files in the directory", name)
+		}
+	}
+	return out, nil
 }
 
 // objectHead is what convert reads of a document before converting it.
@@ -250,7 +348,7 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
 			continue
 		}
-		j, err := yaml.YAMLToJSON(chunk.data)
+		j, err := yamljson.ToJSON(chunk.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i+1, chunk.line, err)
 		}

@@ -18,6 +18,41 @@ import (
 	"github.com/hubspoke/hubspoke/migrate"
 )
 
+// scopeFlags are kubectl's -n/--namespace and -A/--all-namespaces. Without
+// either, a command covers every namespace: a storage migration or a
+// backup of a part of a CRD's objects is the exception, asked for with -n.
+type scopeFlags struct {
+	namespace string
+	all       bool
+}
+
+func (s *scopeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&s.namespace, "namespace", "n", "", "only the objects of this namespace (default: every namespace)")
+	cmd.Flags().BoolVarP(&s.all, "all-namespaces", "A", false, "the objects of every namespace (the default)")
+}
+
+func (s *scopeFlags) get() (string, error) {
+	if s.all && s.namespace != "" {
+		return "", usagef("-n %s and -A (--all-namespaces) exclude each other", s.namespace)
+	}
+	return s.namespace, nil
+}
+
+// dryRunFlag is kubectl's --dry-run=none|client|server; a bare --dry-run
+// means server, as the flag meant before it took a value.
+func dryRunFlag(cmd *cobra.Command, p *string, usage string) {
+	cmd.Flags().StringVar(p, "dry-run", "none", usage)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
+}
+
+func checkDryRun(v string) error {
+	switch v {
+	case "none", "client", "server":
+		return nil
+	}
+	return usagef("--dry-run %q: want none, client or server", v)
+}
+
 // kubeFlags are the flags that reach a cluster.
 type kubeFlags struct {
 	kubeconfig string
@@ -37,8 +72,17 @@ func (k *kubeFlags) config() (*rest.Config, error) {
 		rules.ExplicitPath = k.kubeconfig
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context}).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own message points at KUBERNETES_MASTER, which
+		// nothing reads any more.
+		where := "$KUBECONFIG and ~/.kube/config"
+		if k.kubeconfig != "" {
+			where = k.kubeconfig
+		}
+		return nil, usagef("no cluster configured: %s hold(s) no cluster to use; give --kubeconfig FILE (and --context NAME), set KUBECONFIG, or run inside a pod", where)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, usagef("kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = -1, 0
 	if k.qps > 0 {
@@ -62,9 +106,10 @@ func (k *kubeFlags) dynamic() (dynamic.Interface, error) {
 
 type migrateOptions struct {
 	kube        kubeFlags
+	scope       scopeFlags
 	concurrency int
 	pageSize    int64
-	dryRun      bool
+	dryRun      string
 	checkpoint  string
 	noPrune     bool
 	dropMF      []string
@@ -75,7 +120,7 @@ type migrateOptions struct {
 func newMigrateCmd() *cobra.Command {
 	o := &migrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "migrate CRD-NAME [--kubeconfig PATH] [--concurrency N] [--dry-run]",
+		Use:   "migrate CRD-NAME [--kubeconfig PATH] [-n NAMESPACE] [--concurrency N] [--dry-run=none|client|server]",
 		Short: "Re-encode every object of a CRD at its storage version, then prune storedVersions",
 		Long: `Migrate rewrites every object of the CRD (plural.group) at its current
 storage version: a paged LIST, then a PUT of each object as read, with its
@@ -87,6 +132,16 @@ Conflicts are retried after a fresh GET, deleted objects are skipped, 429
 and server timeouts honour Retry-After, network errors back off; any other
 error stops the run and names the object. Progress is saved to the
 checkpoint file after every page; run the same command again to resume.
+If nothing listens at the API server's address, the run fails at once.
+
+--dry-run=server sends every write with dryRun=All: each object is
+converted, validated and admitted, nothing is stored. A dry run cannot see
+which objects are stored at another version, so it counts them as
+"accepted", or as "already current" when status.storedVersions says every
+object is; --dry-run=client only lists and counts.
+
+-n NAMESPACE limits the run to one namespace (and then nothing is pruned);
+by default, or with -A, every namespace is migrated.
 
 Once every object was rewritten, status.storedVersions is set to the storage
 version alone, with the CRD's resourceVersion from the start of the run as a
@@ -97,16 +152,18 @@ says why. managedFields entries of versions the CRD no longer serves (and of
 Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
 2 usage error. See docs/migrate.md.`,
 		Example: `  hubspoke migrate widgets.example.com
-  hubspoke migrate widgets.example.com --dry-run
+  hubspoke migrate widgets.example.com --dry-run=server
+  hubspoke migrate widgets.example.com -n team-a --no-prune
   hubspoke migrate widgets.example.com --concurrency 32 --checkpoint /tmp/widgets.ckpt -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
 	o.kube.add(cmd)
+	o.scope.add(cmd)
 	f := cmd.Flags()
 	f.IntVar(&o.concurrency, "concurrency", migrate.DefaultConcurrency, "objects written at once")
 	f.Int64Var(&o.pageSize, "page-size", migrate.DefaultPageSize, "objects per LIST page")
-	f.BoolVar(&o.dryRun, "dry-run", false, "send every write with dryRun=All: converted, validated and admitted, not stored; nothing pruned")
+	dryRunFlag(cmd, &o.dryRun, "none; server: send every write with dryRun=All (converted, validated, admitted, not stored); client: list and count only. Nothing is pruned")
 	f.StringVar(&o.checkpoint, "checkpoint", "", `checkpoint file (default "hubspoke-migrate-CRD-NAME.json" in the working directory; "-" for none)`)
 	f.BoolVar(&o.noPrune, "no-prune", false, "leave status.storedVersions alone")
 	f.StringSliceVar(&o.dropMF, "drop-managed-fields", nil, "also remove the managedFields entries of these versions")
@@ -121,6 +178,13 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 	}
 	if o.concurrency < 1 || o.pageSize < 1 {
 		return usagef("--concurrency and --page-size must be at least 1")
+	}
+	if err := checkDryRun(o.dryRun); err != nil {
+		return err
+	}
+	ns, err := o.scope.get()
+	if err != nil {
+		return err
 	}
 	prog, err := newProgressPrinter(cmd.ErrOrStderr(), o.progress, "migrate "+name)
 	if err != nil {
@@ -138,7 +202,8 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		checkpoint = ""
 	}
 	res, err := migrate.Migrate(cmd.Context(), migrate.Options{
-		CRD: name, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize, DryRun: o.dryRun,
+		CRD: name, Namespace: ns, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize,
+		DryRun: o.dryRun == "server", ListOnly: o.dryRun == "client",
 		Checkpoint: checkpoint, Prune: !o.noPrune, DropManagedFields: o.dropMF, Progress: prog.update,
 	})
 	prog.finish()
@@ -148,12 +213,12 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		}
 	}
 	if err != nil {
-		if checkpoint != "" && !o.dryRun {
-			return fmt.Errorf("%w (progress saved in %s: run again to resume)", err, checkpoint)
+		if res != nil && res.Checkpoint != "" {
+			return fmt.Errorf("%w (progress saved in %s: run again to resume)", err, res.Checkpoint)
 		}
 		return err
 	}
-	if !o.noPrune && !o.dryRun && !res.Pruned && !isAlreadyPruned(res) {
+	if !o.noPrune && o.dryRun == "none" && ns == "" && !res.Pruned && !isAlreadyPruned(res) {
 		return exitError{exitFail}
 	}
 	return nil
@@ -190,6 +255,9 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d objects at storage version %s in %s (%.0f/s): %d rewritten, %d already current, %d deleted meanwhile",
 		res.CRD, res.Done+res.Resumed, res.StorageVersion, res.Elapsed.Round(time.Millisecond), rate, res.Rewritten, res.Unchanged, res.Skipped)
+	if res.Accepted > 0 {
+		fmt.Fprintf(&b, ", %d accepted by a dry run (rewritten by the real run if stored at another version than %s)", res.Accepted, res.StorageVersion)
+	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(&b, ", %d done by an earlier run", res.Resumed)
 	}
@@ -256,8 +324,8 @@ func (p *progressPrinter) render() {
 	done := pr.Done + pr.Resumed
 	rate := float64(pr.Done) / max(time.Since(p.start).Seconds(), 1e-3)
 	if p.mode == "lines" {
-		fmt.Fprintf(p.w, "progress op=%q done=%d total=%d rewritten=%d unchanged=%d skipped=%d resumed=%d conflicts=%d retries=%d rate=%.0f/s\n",
-			p.label, done, pr.Total, pr.Rewritten, pr.Unchanged, pr.Skipped, pr.Resumed, pr.Conflicts, pr.Retries, rate)
+		fmt.Fprintf(p.w, "progress op=%q done=%d total=%d rewritten=%d unchanged=%d skipped=%d accepted=%d resumed=%d conflicts=%d retries=%d rate=%.0f/s\n",
+			p.label, done, pr.Total, pr.Rewritten, pr.Unchanged, pr.Skipped, pr.Accepted, pr.Resumed, pr.Conflicts, pr.Retries, rate)
 		return
 	}
 	const width = 30

@@ -5,6 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hubspoke/hubspoke/migrate"
 )
 
 func TestMigrateCommandsExitCodes(t *testing.T) {
@@ -17,8 +20,11 @@ func TestMigrateCommandsExitCodes(t *testing.T) {
 		{"migrate without crd", []string{"migrate"}, exitUsage, "accepts 1 arg"},
 		{"migrate bad output", []string{"migrate", "x.example.com", "-o", "yaml"}, exitUsage, `-o "yaml"`},
 		{"migrate bad progress", []string{"migrate", "x.example.com", "--progress", "loud", "--kubeconfig", "nowhere"}, exitUsage, `--progress "loud"`},
-		{"migrate without cluster", []string{"migrate", "x.example.com", "--kubeconfig", "nowhere.yaml"}, exitFail, "kubeconfig"},
-		{"backup without -o", []string{"backup", "x.example.com"}, exitUsage, "-o FILE is required"},
+		{"migrate without kubeconfig file", []string{"migrate", "x.example.com", "--kubeconfig", "nowhere.yaml"}, exitUsage, "nowhere.yaml"},
+		{"migrate -n and -A", []string{"migrate", "x.example.com", "-n", "a", "-A"}, exitUsage, "-n a and -A (--all-namespaces) exclude each other"},
+		{"migrate bad dry-run", []string{"migrate", "x.example.com", "--dry-run=maybe"}, exitUsage, `--dry-run "maybe": want none, client or server`},
+		{"backup without --file", []string{"backup", "x.example.com"}, exitUsage, "--file FILE is required"},
+		{"backup -o is a format", []string{"backup", "x.example.com", "--file", "b.jsonl", "-o", "b.jsonl"}, exitUsage, `-o "b.jsonl": want text or json (the backup file is --file)`},
 		{"restore without -f", []string{"restore"}, exitUsage, "-f FILE is required"},
 		{"restore missing file", []string{"restore", "-f", "missing.jsonl"}, exitFail, "missing.jsonl"},
 		{"plan upgrade without crd", []string{"plan", "upgrade"}, exitUsage, "needs --crd"},
@@ -34,5 +40,21 @@ func TestMigrateCommandsExitCodes(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tt.code, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestMigrateReportDryRun: a dry run's report says what it counted, and
+// never "rewritten" for objects only accepted (the line docs/migrate.md
+// shows).
+func TestMigrateReportDryRun(t *testing.T) {
+	res := &migrate.Result{CRD: "widgets.example.com", StorageVersion: "v1", Elapsed: 31 * time.Millisecond,
+		Progress: migrate.Progress{Total: 4, Done: 4, Accepted: 4}, PruneMessage: "dry run: nothing pruned"}
+	var b strings.Builder
+	if err := writeMigrateReport(&b, "text", res, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "widgets.example.com: 4 objects at storage version v1 in 31ms (129/s): 0 rewritten, 0 already current, 0 deleted meanwhile, 4 accepted by a dry run (rewritten by the real run if stored at another version than v1)\ndry run: nothing pruned\n"
+	if b.String() != want {
+		t.Errorf("report:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

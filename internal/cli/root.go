@@ -3,19 +3,20 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hubspoke/hubspoke/internal/exitcode"
 )
 
-// Exit codes shared by every subcommand.
+// Exit codes: internal/exitcode's convention, shared with the slim webhook
+// binary, which also maps errors to them (Main calls exitcode.Run).
 const (
-	exitOK    = 0
-	exitFail  = 1 // the command ran and found or hit a failure
-	exitUsage = 2 // the command line was wrong
+	exitOK    = exitcode.OK
+	exitFail  = exitcode.Failure
+	exitUsage = exitcode.Usage
 )
 
 // usageError marks an error as a usage error (exit code 2).
@@ -23,6 +24,7 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+func (e usageError) ExitCode() int { return exitUsage }
 
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
@@ -32,7 +34,9 @@ func usagef(format string, args ...any) error {
 // report (check, for example, exits 1 when it finds violations).
 type exitError struct{ code int }
 
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func (e exitError) Error() string  { return fmt.Sprintf("exit status %d", e.code) }
+func (e exitError) ExitCode() int  { return e.code }
+func (e exitError) Reported() bool { return true }
 
 // Extra holds commands that live outside this package (the sandbox and demo
 // commands, which link the API server). cmd/hubspoke adds them; the slim
@@ -48,7 +52,6 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
 		newConvertCmd(),
@@ -74,35 +77,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 // Run runs root with args and returns the process exit code: 0 ok, 1 a
-// failure found or hit, 2 a usage error.
+// failure found or hit, 2 a usage error (internal/exitcode).
 func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return exitUsage
-	}
-	return exitFail
-}
-
-// isCobraUsage recognises cobra's own argument errors, which it does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return exitcode.Run(ctx, root, args, stdin, stdout, stderr)
 }

@@ -30,10 +30,18 @@ func NewDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "Walk a multi-version CRD's life on a local kube-apiserver, checking every step",
 		Long: `demo starts an API server and the hubspoke webhook in this process and walks
-the lifecycle of the Widget example (examples/widget): a CRD with v1alpha1
-only, v1 added with webhook conversion, the storage version switched, then
-reads and writes through both versions. Each step prints what it checked;
-the command exits non-zero if any check fails.`,
+the lifecycle of the Widget example (examples/widget) in seven steps:
+
+  [1/7] CRD widgets.example.com with v1alpha1 only (served, storage); objects created through v1alpha1
+  [2/7] v1 added: served, not storage, conversion by the hubspoke webhook; every object read through both versions
+  [3/7] storage switched to v1
+  [4/7] final verification: writes and reads across versions, LIST through both
+  [5/7] backup, then migrate every object to v1 and prune storedVersions
+  [6/7] v1alpha1 no longer served
+  [7/7] rollback: plan rollback --to v1alpha1, executed step by step, checked against the backup
+
+Each step prints what it checked; the command exits non-zero if any check
+fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout())

@@ -6,10 +6,10 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,17 +20,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/exitcode"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/server"
 )
 
-// UsageError is a wrong command line (exit code 2).
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
 type options struct {
 	rules          []string
@@ -90,6 +85,9 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	}
 	if o.certDir == "" {
 		return usagef("serve: --cert-dir is required")
+	}
+	if err := checkAddr(o.addr); err != nil {
+		return usagef("serve: --addr %q: %w", o.addr, err)
 	}
 	maxBytes, err := parseBytes(o.maxRequest)
 	if err != nil {
@@ -155,6 +153,19 @@ func orNone(d time.Duration) time.Duration {
 	return d
 }
 
+// checkAddr checks a listen address before anything else is loaded:
+// HOST:PORT, [IPv6]:PORT or :PORT (port 0 picks a free one).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT (e.g. :8443 or 127.0.0.1:8443): %w", err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("want HOST:PORT with a port from 0 to 65535: %w", err)
+	}
+	return nil
+}
+
 // parseBytes parses "1048576", "512Ki", "64Mi" or "1Gi".
 func parseBytes(s string) (int64, error) {
 	mult := int64(1)
@@ -176,39 +187,61 @@ func parseBytes(s string) (int64, error) {
 // when empty, the module version from the build info is used.
 var version = ""
 
-// Version returns the version string of the binary.
+// Version returns the version line of the binary (after its name): the
+// module version and the VCS revision it was built from, read from the
+// build info.
 func Version() string {
-	v := version
-	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = s.Value[:min(12, len(s.Value))]
-			}
-		}
+	bi, _ := debug.ReadBuildInfo()
+	return FormatVersion(version, bi)
+}
+
+// FormatVersion formats the version line from a link-time version (may be
+// empty) and the build info (may be nil): "v1.2.3 (revision 0123456789ab,
+// modified, built 2026-12-02T13:00:00Z, go1.26.8)". A build without VCS
+// information (go build -buildvcs=false, or outside a repository) says
+// "revision unknown" rather than guess; a build outside module mode or
+// from a work tree says "(devel)" for the version, as the go command does.
+func FormatVersion(linked string, bi *debug.BuildInfo) string {
+	v := linked
+	if v == "" && bi != nil {
+		v = bi.Main.Version
 	}
 	if v == "" {
 		v = "(devel)"
 	}
-	if rev != "" {
-		return v + " (" + rev + ")"
+	if bi == nil {
+		return v + " (no build information)"
 	}
-	return v
+	var rev, modified, when string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		case "vcs.time":
+			when = ", built from a commit of " + s.Value
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	details := "revision " + rev + modified + when
+	if bi.GoVersion != "" {
+		details += ", " + bi.GoVersion
+	}
+	return v + " (" + details + ")"
 }
 
 // NewWebhookRoot returns the root command of hubspoke-webhook: serve and
 // version only.
 func NewWebhookRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "hubspoke-webhook",
-		Short:         "The hubspoke conversion webhook server",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:   "hubspoke-webhook",
+		Short: "The hubspoke conversion webhook server",
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return UsageError{err} })
 	root.AddCommand(New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -222,36 +255,8 @@ func NewWebhookRoot() *cobra.Command {
 }
 
 // Main runs the hubspoke-webhook command line and returns its exit code:
-// 0 after a clean shutdown, 1 on a failure, 2 on a usage error.
+// 0 after a clean shutdown, 1 on a failure, 2 on a usage error (see
+// internal/exitcode, shared with hubspoke).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewWebhookRoot()
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	if IsUsage(err) {
-		return 2
-	}
-	return 1
-}
-
-// IsUsage reports whether err is a command-line error: a UsageError or one
-// of cobra's own, which it does not type.
-func IsUsage(err error) bool {
-	var ue UsageError
-	if errors.As(err, &ue) {
-		return true
-	}
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return exitcode.Run(ctx, NewWebhookRoot(), args, stdin, stdout, stderr)
 }

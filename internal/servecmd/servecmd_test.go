@@ -147,6 +147,8 @@ func TestUsage(t *testing.T) {
 		{name: "bad log format", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-format", "xml"}, wantCode: 2, wantErr: `--log-format "xml": want text or json`},
 		{name: "bad log level", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-level", "loud"}, wantCode: 2, wantErr: `--log-level "loud"`},
 		{name: "bad size", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--max-request-bytes", "lots"}, wantCode: 2, wantErr: `--max-request-bytes: "lots" is not a positive size`},
+		{name: "addr without port", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", "127.0.0.1"}, wantCode: 2, wantErr: `error: serve: --addr "127.0.0.1": want HOST:PORT (e.g. :8443 or 127.0.0.1:8443): address 127.0.0.1: missing port in address`},
+		{name: "addr with a bad port", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", ":99999"}, wantCode: 2, wantErr: `--addr ":99999": want HOST:PORT with a port from 0 to 65535: address 99999: invalid port`},
 		{name: "unknown flag", args: []string{"serve", "--nope"}, wantCode: 2, wantErr: "unknown flag: --nope"},
 		{name: "argument", args: []string{"serve", "x"}, wantCode: 2, wantErr: `unknown command "x"`},
 		{name: "no such command", args: []string{"sandbox"}, wantCode: 2, wantErr: `unknown command "sandbox"`},

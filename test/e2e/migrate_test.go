@@ -26,9 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/cli"
 	"github.com/hubspoke/hubspoke/migrate"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/sandbox"
@@ -91,7 +93,7 @@ func (c faultyConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
 	return c.Converter.Convert(dst, obj, to)
 }
 
-var migGroups = []string{"writers", "resume", "poison", "edited", "backup", "plan", "bench-v1alpha1", "bench-v1"}
+var migGroups = []string{"writers", "resume", "poison", "edited", "backup", "plan", "plancli", "bench-v1alpha1", "bench-v1"}
 
 func migGroup(name string) string { return name + ".migrate.example.com" }
 
@@ -796,4 +798,83 @@ func processCPU(t testing.TB) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestCLIPlanAndBackup runs `hubspoke plan upgrade` as a user would on the
+// sandbox: the live CRD has no webhook yet (so no caBundle to copy), the
+// target CRD file carries none (the sandbox, like cert-manager, injects it
+// on apply), and the probe must pass with --ca-file, without
+// --webhook-insecure. Then backup (--version checked, --file kept unless
+// --force) and restore -f - on the same CRD.
+func TestCLIPlanAndBackup(t *testing.T) {
+	migWebhook(t)
+	ctx := context.Background()
+	live := migCRD(t, "plancli", "v1alpha1")
+	live.Spec.Versions = live.Spec.Versions[:1]
+	live.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	if _, err := sb.InstallCRD(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.DeleteCRD(context.Background(), live.Name); err != nil {
+			t.Error(err)
+		}
+	})
+	dir := t.TempDir()
+	target := migCRD(t, "plancli", "v1")
+	target.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
+	data, err := yaml.Marshal(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesData, err := os.ReadFile("../../examples/widget/conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesData = []byte(strings.Replace(string(rulesData), "group: example.com", "group: "+migGroup("plancli"), 1))
+	files := map[string][]byte{"crd-v1.yaml": data, "ca.crt": migHook.CABundle(), "rules.yaml": rulesData}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"plan", "upgrade", "--kubeconfig", sb.KubeconfigPath(), "--crd", filepath.Join(dir, "crd-v1.yaml"),
+		"--rules", filepath.Join(dir, "rules.yaml"), "--webhook-url", "https://" + migHook.Addr() + "/convert"}
+
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(ctx, append(args, "--ca-file", filepath.Join(dir, "ca.crt")), strings.NewReader(""), &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "[pass] webhook answers every served pair (live probe)") {
+		t.Fatalf("with --ca-file: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = cli.Main(ctx, args, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "[fail] webhook answers every served pair (live probe)") || !strings.Contains(stdout.String(), "certificate") {
+		t.Errorf("without a CA: exit %d, want 1 and the probe failing on the certificate\n%s%s", code, stdout.String(), stderr.String())
+	}
+
+	// backup and restore on the same CRD, as a user types them.
+	run := func(stdin string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(ctx, append(args, "--kubeconfig", sb.KubeconfigPath()), strings.NewReader(stdin), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	backup := filepath.Join(dir, "backup.jsonl")
+	if code, _, errOut := run("", "backup", live.Name, "--file", backup, "--version", "v9"); code != 2 ||
+		!strings.Contains(errOut, "--version v9: v9 is not a version of crd "+live.Name+" (versions: v1alpha1)") {
+		t.Errorf("backup --version v9: exit %d, %s", code, errOut)
+	}
+	if code, out, errOut := run("", "backup", live.Name, "--file", backup, "-o", "json"); code != 0 || !strings.Contains(out, `"objects": 0`) {
+		t.Fatalf("backup -o json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("", "backup", live.Name, "--file", backup); code != 2 || !strings.Contains(errOut, "exists: give --force") {
+		t.Errorf("backup over an existing file: exit %d, %s", code, errOut)
+	}
+	data, err = os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(string(data), "restore", "-f", "-"); code != 0 || !strings.Contains(out, "<stdin>: backup of "+live.Name) || !strings.Contains(out, "restored: 0 created") {
+		t.Errorf("restore -f -: exit %d\n%s%s", code, out, errOut)
+	}
 }
