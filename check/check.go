@@ -66,6 +66,10 @@ const (
 	LawDeterminism     = "determinism"
 	LawValidOutput     = "valid-output"
 	LawConvertible     = "convertible"
+	LawRefused         = "refused"
+	LawConvertBack     = "convert-back"
+	LawRollout         = "rollout-agreement"
+	CheckCoerced       = "api-server-coerced"
 	CheckFixture       = "fixture"
 	CheckGeneratorNote = "generator"
 )
@@ -97,8 +101,14 @@ type Finding struct {
 	Input    any `json:"input,omitempty"`
 	Output   any `json:"output,omitempty"`
 	Expected any `json:"expected,omitempty"`
+	// Count is how many generated objects showed this failure (law
+	// findings); Input is the smallest of them, minimised.
+	Count int `json:"count,omitempty"`
 
-	size int // size of Input's JSON, to keep the smallest example
+	size  int     // size of Input's JSON, to keep the smallest example
+	group string  // Path folded by schemaPointer (findings are grouped by it)
+	input *sample // Input as a sample, while shrinking
+	job   job     // the law that found it, while shrinking
 }
 
 // pair returns the group key "from -> to" (or "from", or "crd").
@@ -131,6 +141,9 @@ func (f Finding) Line() string {
 	}
 	if f.Pos != "" {
 		fmt.Fprintf(&b, " [%s]", f.Pos)
+	}
+	if f.Count > 1 {
+		fmt.Fprintf(&b, " (%d objects)", f.Count)
 	}
 	return b.String()
 }

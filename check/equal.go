@@ -8,8 +8,13 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/schema"
 )
+
+// This file is hubspoke's one semantic JSON equality (Equal, Diff, Diffs):
+// key order never matters, numbers compare by value, list order matters
+// unless the schema says set or map.
 
 // decodeJSON decodes JSON keeping numbers exact (json.Number).
 func decodeJSON(data []byte) (any, error) {
@@ -80,20 +85,56 @@ func isNumber(v any) bool {
 	return false
 }
 
+// EqualJSON reports whether two JSON documents are semantically equal (see
+// Equal); a document that does not parse equals nothing.
+func EqualJSON(a, b []byte) bool {
+	x, err1 := decodeJSON(a)
+	y, err2 := decodeJSON(b)
+	return err1 == nil && err2 == nil && Equal(x, y)
+}
+
 // Equal reports whether two decoded JSON values are semantically equal: key
 // order never matters, numbers compare by value, list order matters.
 func Equal(a, b any) bool {
-	_, diff := Diff(a, b, nil)
-	return !diff
+	d := differ{stop: true}
+	d.diff(a, b, nil, nil)
+	return len(d.out) == 0
 }
 
 // Diff compares two decoded JSON values under schema node n (nil: no
-// schema) and returns the JSON pointer of the first difference. Key order
-// never matters; list order matters unless n marks the list
-// x-kubernetes-list-type set or map; numbers compare by value.
+// schema) and returns the JSON pointer of the first difference (in key
+// order). Key order never matters; list order matters unless n marks the
+// list x-kubernetes-list-type set or map; numbers compare by value.
 func Diff(a, b any, n *schema.Node) (string, bool) {
-	return diff(a, b, n, "")
+	d := differ{stop: true}
+	d.diff(a, b, n, nil)
+	if len(d.out) == 0 {
+		return "", false
+	}
+	return d.out[0], true
 }
+
+// Diffs is Diff returning every difference: the pointer of each value of a
+// that is missing or different in b, and of each value b adds, deepest
+// first where they nest. Pointers into list items use a's index, or b's
+// for added items.
+func Diffs(a, b any, n *schema.Node) []string {
+	d := differ{}
+	d.diff(a, b, n, nil)
+	return d.out
+}
+
+type differ struct {
+	stop bool // at the first difference
+	out  []string
+}
+
+func (d *differ) add(path []string) { d.out = append(d.out, pointerOf(path)) }
+
+func (d *differ) done() bool { return d.stop && len(d.out) > 0 }
+
+// pointerOf escapes keys into a JSON pointer (convert's one escaper).
+func pointerOf(keys []string) string { return convert.PathOf(keys...).Pointer() }
 
 func child(n *schema.Node, key string) *schema.Node {
 	if n == nil {
@@ -108,25 +149,33 @@ func child(n *schema.Node, key string) *schema.Node {
 	return nil
 }
 
-func diff(a, b any, n *schema.Node, ptr string) (string, bool) {
+func with(path []string, seg string) []string {
+	return append(path[:len(path):len(path)], seg)
+}
+
+func (d *differ) diff(a, b any, n *schema.Node, path []string) {
+	if d.done() {
+		return
+	}
 	if isNumber(a) && isNumber(b) {
 		if x, ok := a.(json.Number); ok {
 			if y, ok := b.(json.Number); ok && x == y {
-				return "", false
+				return
 			}
 		}
 		ra, oka := toRat(a)
 		rb, okb := toRat(b)
-		if oka && okb && ra.Cmp(rb) == 0 {
-			return "", false
+		if !oka || !okb || ra.Cmp(rb) != 0 {
+			d.add(path)
 		}
-		return ptrOrRoot(ptr), true
+		return
 	}
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		if !ok {
-			return ptrOrRoot(ptr), true
+			d.add(path)
+			return
 		}
 		keys := make([]string, 0, len(x)+len(y))
 		for k := range x {
@@ -139,21 +188,22 @@ func diff(a, b any, n *schema.Node, ptr string) (string, bool) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := ptr + "/" + escapePtr(k)
 			va, oka := x[k]
 			vb, okb := y[k]
 			if oka != okb {
-				return p, true
+				d.add(with(path, k))
+			} else {
+				d.diff(va, vb, child(n, k), with(path, k))
 			}
-			if d, ok := diff(va, vb, child(n, k), p); ok {
-				return d, true
+			if d.done() {
+				return
 			}
 		}
-		return "", false
 	case []any:
 		y, ok := b.([]any)
 		if !ok {
-			return ptrOrRoot(ptr), true
+			d.add(path)
+			return
 		}
 		var items *schema.Node
 		lt := "atomic"
@@ -162,64 +212,65 @@ func diff(a, b any, n *schema.Node, ptr string) (string, bool) {
 			items = n.Items
 			lt, keys = schema.ListType(n)
 		}
-		if len(x) != len(y) {
-			// Point at the first index that differs in order, or the end.
-			for i := 0; i < len(x) && i < len(y); i++ {
-				if _, d := diff(x[i], y[i], items, ""); d {
-					return fmt.Sprintf("%s/%d", ptr, i), true
-				}
-			}
-			m := len(x)
-			if len(y) < m {
-				m = len(y)
-			}
-			return fmt.Sprintf("%s/%d", ptr, m), true
-		}
 		if lt == "set" || lt == "map" {
-			// Match each item of a to an unused equal-keyed item of b.
-			used := make([]bool, len(y))
-			for i, ea := range x {
-				found := -1
-				for j, eb := range y {
-					if used[j] {
-						continue
-					}
-					if lt == "map" && !sameKeys(ea, eb, keys) {
-						continue
-					}
-					if _, d := diff(ea, eb, items, ""); !d {
-						found = j
-						break
-					}
-					if lt == "map" {
-						// Same keys but different content: report inside.
-						p, _ := diff(ea, eb, items, fmt.Sprintf("%s/%d", ptr, i))
-						return p, true
-					}
-				}
-				if found < 0 {
-					return fmt.Sprintf("%s/%d", ptr, i), true
-				}
-				used[found] = true
-			}
-			return "", false
+			d.unordered(x, y, items, lt, keys, path)
+			return
 		}
-		for i := range x {
-			if d, ok := diff(x[i], y[i], items, fmt.Sprintf("%s/%d", ptr, i)); ok {
-				return d, true
+		for i := 0; i < len(x) || i < len(y); i++ {
+			if i >= len(x) || i >= len(y) {
+				d.add(with(path, strconv.Itoa(i)))
+			} else {
+				d.diff(x[i], y[i], items, with(path, strconv.Itoa(i)))
+			}
+			if d.done() {
+				return
 			}
 		}
-		return "", false
 	case nil:
-		if b == nil {
-			return "", false
+		if b != nil {
+			d.add(path)
 		}
-		return ptrOrRoot(ptr), true
 	default:
 		if a != b {
-			return ptrOrRoot(ptr), true
+			d.add(path)
 		}
-		return "", false
+	}
+}
+
+// unordered compares list-type set and map lists: items pair by equality
+// (set) or by their key fields (map), whatever their order.
+func (d *differ) unordered(x, y []any, items *schema.Node, lt string, keys []string, path []string) {
+	used := make([]bool, len(y))
+	for i, ea := range x {
+		found := -1
+		for j, eb := range y {
+			if used[j] {
+				continue
+			}
+			if lt == "map" && sameKeys(ea, eb, keys) || lt == "set" && Equal(ea, eb) {
+				found = j
+				break
+			}
+		}
+		if found < 0 {
+			d.add(with(path, strconv.Itoa(i)))
+		} else {
+			used[found] = true
+			if lt == "map" {
+				d.diff(ea, y[found], items, with(path, strconv.Itoa(i)))
+			}
+		}
+		if d.done() {
+			return
+		}
+	}
+	for j := range y {
+		if !used[j] {
+			d.add(with(path, strconv.Itoa(j)))
+			if d.done() {
+				return
+			}
+		}
 	}
 }
 
@@ -230,27 +281,39 @@ func sameKeys(a, b any, keys []string) bool {
 		return false
 	}
 	for _, k := range keys {
-		if _, d := diff(ma[k], mb[k], nil, ""); d {
+		if !Equal(ma[k], mb[k]) {
 			return false
 		}
 	}
 	return true
 }
 
-// ptrOrRoot returns the pointer; "" is the whole document.
-func ptrOrRoot(p string) string { return p }
-
-func escapePtr(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '~':
-			out = append(out, '~', '0')
-		case '/':
-			out = append(out, '~', '1')
+// lookupPointer returns the value at JSON pointer p in v.
+func lookupPointer(v any, p string) (any, bool) {
+	if p == "" {
+		return v, true
+	}
+	cp, err := convert.ParsePath(p)
+	if err != nil {
+		return nil, false
+	}
+	for _, seg := range cp.Segments() {
+		switch x := v.(type) {
+		case map[string]any:
+			c, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			v = c
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
 		default:
-			out = append(out, s[i])
+			return nil, false
 		}
 	}
-	return string(out)
+	return v, true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	convrules "github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
@@ -26,7 +27,7 @@ const (
 // schema accepted that the new one rejects), and a new required field.
 // rules (of next, may be nil) make it aware of conversion: a removed field
 // that a rule still names is pointed out.
-func Evolution(prev, next *schema.CRD, rules *Rules) *Report {
+func Evolution(prev, next *schema.CRD, rules *convrules.File) *Report {
 	r := &Report{}
 	stored := prev.Object.Status.StoredVersions
 	prevStorage, nextStorage := storageOf(prev), storageOf(next)
@@ -75,7 +76,7 @@ func storageOf(c *schema.CRD) string {
 	return ""
 }
 
-func evolveVersion(r *Report, next *schema.CRD, pv, nv *schema.Version, rules *Rules) {
+func evolveVersion(r *Report, next *schema.CRD, pv, nv *schema.Version, rules *convrules.File) {
 	var removed [][]string
 	for _, fp := range schema.Fields(pv.Structural) {
 		segs, _ := schema.ParsePath(fp)
@@ -108,7 +109,7 @@ func evolveVersion(r *Report, next *schema.CRD, pv, nv *schema.Version, rules *R
 		}
 		for _, req := range required(nn) {
 			if !slices.Contains(required(on), req) {
-				child := schema.Pointer(append(append([]string{}, segs...), req))
+				child := pointerOf(append(append([]string{}, segs...), req))
 				r.Add(Finding{Check: CheckNewRequiredField, From: pv.Name, To: nv.Name, Path: child, FromConstraint: "optional", ToConstraint: "required", Pos: pos,
 					Message: "new required field: existing objects without it fail validation on their next write"})
 			}
@@ -125,12 +126,12 @@ func evolveVersion(r *Report, next *schema.CRD, pv, nv *schema.Version, rules *R
 
 // ruleNaming returns the name of a rule of version v (spoke side) or of
 // any spoke (when v is the hub) naming path p, or "".
-func ruleNaming(rules *Rules, v string, p []string) string {
+func ruleNaming(rules *convrules.File, v string, p []string) string {
 	if rules == nil {
 		return ""
 	}
 	for _, sp := range rules.Spokes {
-		for _, r := range sp.Rules {
+		for _, r := range rulesOf(sp) {
 			side := r.To
 			if sp.Version == v {
 				side = r.From

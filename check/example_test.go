@@ -14,11 +14,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	rs, err := check.LoadRulesFile("../examples/widget/conversion.yaml")
+	rs, err := rules.ParseFile("../examples/widget/conversion.yaml")
 	if err != nil {
 		panic(err)
 	}
-	conv, err := rules.LoadFile("../examples/widget/conversion.yaml")
+	conv, err := rs.Converter()
 	if err != nil {
 		panic(err)
 	}
@@ -26,5 +26,5 @@ func Example() {
 	report.Merge(check.Laws(context.Background(), crd, conv, check.Options{Objects: 50, Seed: 1}))
 	_ = report.WriteText(os.Stdout)
 	// Output:
-	// ok: 0 errors, 0 warnings (14 static checks, 4 law runs on 200 generated objects, seed 1)
+	// ok: 0 errors, 0 warnings (14 static checks, 4 law runs on 200 generated objects, seed 1, v1 objects valid 50/50 (100.0%), v1alpha1 objects valid 50/50 (100.0%))
 }

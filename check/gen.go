@@ -1,8 +1,8 @@
 package check
 
 import (
+	"context"
 	"fmt"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"math"
 	"regexp"
 	"sort"
@@ -10,6 +10,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"pgregory.net/rapid"
 
 	"github.com/hubspoke/hubspoke/schema"
@@ -19,9 +23,13 @@ import (
 // Values cover the edge cases a conversion must survive: missing fields,
 // null where nullable, zero, empty strings, lists and maps, minimum and
 // maximum, long strings, unicode, big integers, unknown fields where the
-// schema keeps them, status and full metadata. Generated objects shrink
-// towards the smallest object (fields missing, numbers at zero or their
-// minimum, strings empty).
+// schema keeps them, status and full metadata. They honour the schema at
+// every depth: required fields (also below the depth where optional fields
+// stop), enums, formats, patterns, lengths, bounds, multipleOf,
+// int-or-string, preserve-unknown-fields, embedded resources and unique
+// list-map keys and set items. CEL rules (x-kubernetes-validations) cannot
+// be generated towards; Laws validates every object with the API server's
+// CEL validator and counts the ones that fail.
 type Generator struct {
 	apiVersion, kind string
 	root             *schema.Node
@@ -29,6 +37,7 @@ type Generator struct {
 
 	mu       sync.Mutex
 	patterns map[string]*rapid.Generator[string]
+	cel      map[*apiextv1.ValidationRule]*cel.Validator
 }
 
 // NewGenerator returns a generator for version v of crd.
@@ -40,8 +49,9 @@ func NewGenerator(crd *schema.CRD, v *schema.Version) (*Generator, error) {
 		apiVersion: crd.Group() + "/" + v.Name,
 		kind:       crd.Kind(),
 		root:       v.Structural,
-		maxDepth:   8,
+		maxDepth:   6,
 		patterns:   map[string]*rapid.Generator[string]{},
+		cel:        map[*apiextv1.ValidationRule]*cel.Validator{},
 	}, nil
 }
 
@@ -58,7 +68,9 @@ var (
 	genPresent = rapid.IntRange(0, 3)
 	genCount   = rapid.IntRange(0, 3)
 	genBool    = rapid.Bool()
-	genSmall   = rapid.StringOfN(rapid.RuneFrom([]rune("abcxyz-0")), 1, 6, -1)
+	// Small strings collide often, as names and keys do: duplicates in
+	// lists and maps are what conversions trip on.
+	genSmall   = rapid.OneOf(rapid.SampledFrom([]string{"a", "b", "x-0"}), rapid.StringOfN(rapid.RuneFrom([]rune("abcxyz-0")), 1, 6, -1))
 	genUnicode = rapid.StringOfN(rapid.Rune(), 0, 12, -1)
 	genASCII   = rapid.StringOfN(rapid.RuneFrom(asciiPrintable()), 0, 24, -1)
 	genName    = rapid.SampledFrom([]string{"a", "widget-1", "x.y-z", strings.Repeat("n", 63)})
@@ -119,6 +131,36 @@ func (g *Generator) metadata(t *rapid.T) map[string]any {
 }
 
 func (g *Generator) value(t *rapid.T, n *schema.Node, depth int) any {
+	if n != nil && len(n.XValidations) > 0 {
+		// Values must pass the node's CEL rules: draw again (a few times)
+		// until the API server's CEL validator accepts one.
+		c := g.celFor(n)
+		var v any
+		for i := 0; i < 8; i++ {
+			v = g.plainValue(t, n, depth)
+			if errs, _ := c.Validate(context.Background(), nil, n, v, nil, celconfig.RuntimeCELCostBudget); len(errs) == 0 {
+				return v
+			}
+		}
+		t.Skip("no value passing the CEL rules")
+	}
+	return g.plainValue(t, n, depth)
+}
+
+// celFor returns the API server's CEL validator of node n's rules.
+func (g *Generator) celFor(n *schema.Node) *cel.Validator {
+	key := &n.XValidations[0] // shared by every copy of the node
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.cel[key]
+	if !ok {
+		c = cel.NewValidator(n, false, celconfig.PerCallLimit)
+		g.cel[key] = c
+	}
+	return c
+}
+
+func (g *Generator) plainValue(t *rapid.T, n *schema.Node, depth int) any {
 	if n == nil {
 		return g.anyJSON(t, depth)
 	}
@@ -140,7 +182,10 @@ func (g *Generator) value(t *rapid.T, n *schema.Node, depth int) any {
 		return genBool.Draw(t, "bool")
 	case "int-or-string":
 		if genBool.Draw(t, "int or string") {
-			return g.integer(t, &schema.Node{})
+			return g.integer(t, n)
+		}
+		if vv := n.ValueValidation; vv != nil && vv.Pattern != "" {
+			return g.str(t, n)
 		}
 		return genSmall.Draw(t, "string")
 	}
@@ -149,9 +194,7 @@ func (g *Generator) value(t *rapid.T, n *schema.Node, depth int) any {
 
 func (g *Generator) objectValue(t *rapid.T, n *schema.Node, depth int) map[string]any {
 	obj := map[string]any{}
-	if depth > g.maxDepth {
-		return obj
-	}
+	deep := depth > g.maxDepth
 	names := make([]string, 0, len(n.Properties))
 	for k := range n.Properties {
 		names = append(names, k)
@@ -165,6 +208,9 @@ func (g *Generator) objectValue(t *rapid.T, n *schema.Node, depth int) map[strin
 		p := n.Properties[k]
 		isReq := contains(req, k)
 		if !isReq {
+			if deep {
+				continue // below the depth limit only required fields
+			}
 			switch genPresent.Draw(t, k) {
 			case 0:
 				continue // missing
@@ -173,18 +219,21 @@ func (g *Generator) objectValue(t *rapid.T, n *schema.Node, depth int) map[strin
 					obj[k] = nil
 					continue
 				}
+				if depth > 2 {
+					continue // deep optional fields are mostly missing
+				}
 			}
 		}
 		obj[k] = g.value(t, &p, depth+1)
 	}
-	if ap := n.AdditionalProperties; ap != nil && (ap.Bool || ap.Structural != nil) && len(n.Properties) == 0 {
+	if ap := n.AdditionalProperties; ap != nil && (ap.Bool || ap.Structural != nil) && len(n.Properties) == 0 && !deep {
 		count := genCount.Draw(t, "entries")
 		for i := 0; i < count; i++ {
 			key := g.mapKey(t)
 			obj[key] = g.value(t, ap.Structural, depth+1)
 		}
 	}
-	if n.XPreserveUnknownFields {
+	if n.XPreserveUnknownFields && !deep {
 		count := genCount.Draw(t, "unknown fields")
 		for i := 0; i < count; i++ {
 			key := "unknown" + genSmall.Draw(t, "unknown key")
@@ -245,14 +294,30 @@ func (g *Generator) array(t *rapid.T, n *schema.Node, depth int) []any {
 	if hi < lo {
 		hi = lo
 	}
+	if depth > g.maxDepth {
+		hi = lo // below the depth limit, only the items required
+	}
 	count := rapid.IntRange(lo, hi).Draw(t, "items")
 	out := make([]any, 0, count)
 	lt, keys := schema.ListType(n)
-	for i := 0; i < count; i++ {
-		if depth > g.maxDepth {
-			break
+	for i := 0; i < count+3 && len(out) < count; i++ { // a few more tries for distinct items
+		var v any
+		if lt == "atomic" && len(out) > 0 && genCount.Draw(t, "duplicate item") == 0 {
+			v = mustDecode(mustJSON(out[0])) // a duplicate: lists that allow them get them
+		} else {
+			v = g.value(t, n.Items, depth+1)
 		}
-		v := g.value(t, n.Items, depth+1)
+		if m, ok := v.(map[string]any); ok && lt == "map" && n.Items != nil {
+			// Keys the item leaves out take their defaults (as the API
+			// server's defaulting will): compare them that way.
+			for _, k := range keys {
+				if _, has := m[k]; !has {
+					if d, ok := schema.Default(child(n.Items, k)); ok {
+						m[k] = d
+					}
+				}
+			}
+		}
 		dup := false
 		for _, x := range out {
 			if (lt == "set" && Equal(x, v)) || (lt == "map" && sameKeys(x, v, keys)) {
@@ -304,8 +369,34 @@ func (g *Generator) str(t *rapid.T, n *schema.Node) string {
 			return rapid.SampledFrom([]string{"0s", "1s", "1m30s", "1.5s", "2h"}).Draw(t, "duration")
 		case "byte":
 			return rapid.SampledFrom([]string{"", "aGVsbG8=", "AA=="}).Draw(t, "byte")
-		case "uuid":
+		case "uuid", "uuid4":
 			return "6f1c3a8e-3c1b-4b7e-9d7a-0a1b2c3d4e5f"
+		case "uuid3":
+			return "a3bb189e-8bf9-3888-9912-ace4e6543002"
+		case "uuid5":
+			return "74738ff5-5367-5958-9aee-98fffdcd1876"
+		case "email":
+			return rapid.SampledFrom([]string{"a@example.com", "first.last@sub.example.org"}).Draw(t, "email")
+		case "hostname":
+			return rapid.SampledFrom([]string{"a", "example.com", "x-1.y-2.example"}).Draw(t, "hostname")
+		case "ipv4":
+			return rapid.SampledFrom([]string{"0.0.0.0", "10.0.0.1", "255.255.255.255"}).Draw(t, "ipv4")
+		case "ipv6":
+			return rapid.SampledFrom([]string{"::1", "2001:db8::1", "fe80::a:b:c:d"}).Draw(t, "ipv6")
+		case "cidr":
+			return rapid.SampledFrom([]string{"10.0.0.0/8", "192.168.1.0/24", "2001:db8::/32"}).Draw(t, "cidr")
+		case "mac":
+			return "00:1a:2b:3c:4d:5e"
+		case "uri":
+			return rapid.SampledFrom([]string{"https://example.com/", "http://a.b/c?d=e#f"}).Draw(t, "uri")
+		case "hexcolor":
+			return "#a1b2c3"
+		case "rgbcolor":
+			return "rgb(1,2,3)"
+		case "bsonobjectid":
+			return "507f1f77bcf86cd799439011"
+		case "password":
+			return genASCII.Draw(t, "password")
 		}
 	}
 	var s string
@@ -473,6 +564,14 @@ func (g *Generator) anyJSON(t *rapid.T, depth int) any {
 		return out
 	}
 	return 1.5
+}
+
+func mustDecode(b []byte) any {
+	v, err := decodeJSON(b)
+	if err != nil {
+		panic(err)
+	}
+	return unstructured(v)
 }
 
 func contains(s []string, x string) bool {

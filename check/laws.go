@@ -3,21 +3,14 @@ package check
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/schema"
@@ -30,16 +23,15 @@ type Options struct {
 	Objects int
 	// Seed makes a run reproducible (0: random).
 	Seed uint64
-	// ShrinkTime bounds the search for a minimal counterexample per failing
-	// law (default 5s).
+	// ShrinkTime bounds the search for minimal counterexamples, per law
+	// and version pair (default 5s).
 	ShrinkTime time.Duration
 	// Laws restricts the run to these laws (the Law* names); empty: all.
 	Laws []string
 	// Logger receives progress at debug level (nil: silent).
 	Logger *slog.Logger
 
-	// measure makes every law run all its objects, ignoring violations
-	// (for the benchmarks: a failing law otherwise stops early).
+	// measure skips shrinking (for the benchmarks).
 	measure bool
 }
 
@@ -69,26 +61,32 @@ func (o Options) wants(law string) bool {
 //   - hub-spoke-hub: hub -> spoke -> hub is the identity;
 //   - path-agreement: A -> B directly, through the hub and through every
 //     other version give the same object;
-//   - determinism: converting the same object twice gives the same bytes;
-//   - valid-output: every output validates against the target version's
-//     schema, keeps kind, name, namespace and uid and carries the target
-//     apiVersion;
-//   - convertible: a valid object converts without error.
+//   - determinism: converting the same object twice gives the same object.
 //
-// Equality is semantic: key order never matters, list order matters unless
-// the schema says set or map. Each failing law yields one finding with a
-// minimal counterexample (shrunk by rapid) and the JSON pointer of the
-// first difference.
+// Every conversion step is checked on its way: the API server's rules for
+// a converted object and the target schema (valid-output), a valid object
+// that fails to convert (refused, a warning: the object cannot be read in
+// that version, but nothing is lost silently), an object converted from A
+// to B that does not convert back to A (convert-back: it becomes
+// unreadable through A). What the API server changes after every
+// conversion (Coerce: pruning, non-nullable nulls, defaults) is applied
+// before comparing, and reported as a warning (api-server-coerced).
+//
+// Every object is valid: it passes the version's schema and CEL rules
+// with the API server's own validators; the fraction of generated objects
+// that did is in the report (Generated). Every distinct failure is
+// reported (grouped by check, versions and JSON pointer, list indexes
+// folded), with the number of objects that showed it and the smallest
+// counterexample found, minimised.
 func Laws(ctx context.Context, crd *schema.CRD, conv Converter, opts Options) *Report {
 	r := &Report{}
 	if opts.Seed == 0 {
 		// One seed for the whole run: every law sees the same objects of a
-		// version (so validation results are shared), and the seed in the
-		// report reproduces the run.
+		// version, and the seed in the report reproduces the run.
 		opts.Seed = rand.Uint64()>>1 + 1
 	}
 	r.Seed = opts.Seed
-	e := &lawEnv{crd: crd, conv: conv, group: conv.Group(), hub: conv.Hub(), opts: opts, gens: map[string]*Generator{}, valid: map[string][]schema.Problem{}}
+	e := newLawEnv(crd, conv, opts)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -110,22 +108,16 @@ func Laws(ctx context.Context, crd *schema.CRD, conv Converter, opts Options) *R
 	if e.gens[e.hub] == nil {
 		return r
 	}
-	var spokes []string
+	var jobs []job
 	for _, v := range e.versions {
 		if v != e.hub {
-			spokes = append(spokes, v)
+			jobs = append(jobs, job{LawSpokeRoundTrip, v, e.hub, e.roundTrip(v, e.hub, LawSpokeRoundTrip)})
 		}
 	}
-	type job struct {
-		law, from, to string
-		prop          func(data []byte) *Finding
-	}
-	var jobs []job
-	for _, s := range spokes {
-		jobs = append(jobs, job{LawSpokeRoundTrip, s, e.hub, e.roundTrip(s, e.hub, LawSpokeRoundTrip)})
-	}
-	for _, s := range spokes {
-		jobs = append(jobs, job{LawHubRoundTrip, e.hub, s, e.roundTrip(e.hub, s, LawHubRoundTrip)})
+	for _, v := range e.versions {
+		if v != e.hub {
+			jobs = append(jobs, job{LawHubRoundTrip, e.hub, v, e.roundTrip(e.hub, v, LawHubRoundTrip)})
+		}
 	}
 	for _, a := range e.versions {
 		for _, b := range e.versions {
@@ -138,39 +130,25 @@ func Laws(ctx context.Context, crd *schema.CRD, conv Converter, opts Options) *R
 			jobs = append(jobs, job{LawDeterminism, a, b, e.determinism(a, b)})
 		}
 	}
-	seen := map[string]bool{}
-	for _, j := range jobs {
-		if !opts.wants(j.law) {
-			continue
-		}
-		if ctx.Err() != nil {
-			r.Add(Finding{Check: j.law, Severity: SeverityWarning, From: j.from, To: j.to, Message: fmt.Sprintf("not run: %v", ctx.Err())})
-			continue
-		}
-		start := time.Now()
-		f, warns := e.run(ctx, j.from, j.prop)
-		r.Laws++
-		r.Objects += opts.objects()
-		log.Debug("law", "law", j.law, "from", j.from, "to", j.to, "failed", f != nil, "took", time.Since(start))
-		if f != nil {
-			warns = append([]*Finding{f}, warns...)
-		}
-		for _, f := range warns {
-			if f.Check == "" {
-				f.Check = j.law
+	e.runJobs(ctx, r, jobs, log)
+	for _, v := range e.versions {
+		if s := e.samples[v]; s != nil {
+			r.Generated = append(r.Generated, s.stats)
+			if s.stats.Valid == 0 {
+				r.Add(Finding{Check: CheckGeneratorNote, Severity: SeverityWarning, From: v, Message: fmt.Sprintf("no valid object generated (%s); laws from %s did not run", s.why(), v)})
+			} else if s.stats.Valid*10 < s.stats.Generated*9 {
+				r.Add(Finding{Check: CheckGeneratorNote, Severity: SeverityWarning, From: v, Message: fmt.Sprintf("only %d of %d generated objects valid; most common reasons: %s", s.stats.Valid, s.stats.Generated, s.why())})
 			}
-			if f.From == "" {
-				f.From, f.To = j.from, j.to
-			}
-			key := f.Check + "\x00" + f.From + "\x00" + f.To + "\x00" + genericPointer(f.Path)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			r.Add(*f)
 		}
 	}
 	return r
+}
+
+// job is one law between two versions; prop returns every failure of the
+// law on one object.
+type job struct {
+	law, from, to string
+	prop          func(in *sample) []*Finding
 }
 
 type lawEnv struct {
@@ -181,109 +159,356 @@ type lawEnv struct {
 	opts     Options
 	versions []string
 	gens     map[string]*Generator
+	vals     *validators
 
-	mu    sync.Mutex
-	valid map[string][]schema.Problem // version + "\x00" + JSON -> problems
+	mu      sync.Mutex
+	samples map[string]*samples
+	steps   map[string]stepResult
 }
 
-// validate validates the JSON of an object against version v, remembering
-// the result (the same objects recur across laws).
-func (e *lawEnv) validate(v *schema.Version, data []byte, obj func() map[string]any) []schema.Problem {
-	key := v.Name + "\x00" + string(data)
-	e.mu.Lock()
-	p, ok := e.valid[key]
-	e.mu.Unlock()
-	if ok {
-		return p
-	}
-	p = v.Validate(obj())
-	e.mu.Lock()
-	if len(e.valid) > 200000 {
-		clear(e.valid)
-	}
-	e.valid[key] = p
-	e.mu.Unlock()
-	return p
+func newLawEnv(crd *schema.CRD, conv Converter, opts Options) *lawEnv {
+	return &lawEnv{crd: crd, conv: conv, group: conv.Group(), hub: conv.Hub(), opts: opts,
+		gens: map[string]*Generator{}, vals: &validators{}, samples: map[string]*samples{}, steps: map[string]stepResult{}}
 }
 
 func (e *lawEnv) av(v string) string { return e.group + "/" + v }
 
-// step converts data to version to and checks the output; a non-nil
-// finding is a violation.
-func (e *lawEnv) step(data []byte, in any, from, to string) ([]byte, any, *Finding) {
-	out, err := e.conv.Convert(nil, data, e.av(to))
-	if err != nil {
-		f := &Finding{Check: LawConvertible, From: from, To: to, Message: fmt.Sprintf("a valid %s object fails to convert to %s: %v", from, to, err)}
-		var ce *convert.Error
-		if errors.As(err, &ce) {
-			f.Path = ce.Pointer
-			if ce.Rule != "" {
-				// A rule refused the value on purpose (round: reject,
-				// duplicate map keys, inexact scaling): the object cannot
-				// be read in that version, but nothing is lost silently.
-				f.Severity = SeverityWarning
-				f.Message = fmt.Sprintf("a valid %s object is refused converting to %s: %v", from, to, err)
-			}
-		}
-		return nil, nil, f
-	}
-	dec, err := decodeJSON(out)
-	if err != nil {
-		return nil, nil, &Finding{Check: LawValidOutput, From: from, To: to, Message: fmt.Sprintf("output is not JSON: %v", err), Output: string(out)}
-	}
-	if f := e.validOutput(in, dec, out, from, to); f != nil {
-		f.Output = dec
-		return nil, nil, f
-	}
-	return out, dec, nil
+// sample is one valid generated object.
+type sample struct {
+	obj  map[string]any
+	data []byte
 }
 
-// validOutput applies the API server's response rules and the target
-// version's schema.
-func (e *lawEnv) validOutput(in, out any, outJSON []byte, from, to string) *Finding {
-	om, ok := out.(map[string]any)
+func newSample(obj map[string]any) *sample { return &sample{obj: obj, data: mustJSON(obj)} }
+
+// samples are the valid objects of one version, generated once per run.
+type samples struct {
+	list  []*sample
+	stats Generated
+	why_  map[string]int
+}
+
+func (s *samples) why() string {
+	type kv struct {
+		k string
+		n int
+	}
+	var all []kv
+	for k, n := range s.why_ {
+		all = append(all, kv{k, n})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || (all[i].n == all[j].n && all[i].k < all[j].k) })
+	var out []string
+	for i, x := range all {
+		if i == 3 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%dx %s", x.n, x.k))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
+}
+
+// objectsOf returns the valid sample objects of version v: Objects draws
+// of the generator, from seeds derived from the run's seed.
+func (e *lawEnv) objectsOf(v string) *samples {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.samples[v]; ok {
+		return s
+	}
+	s := &samples{why_: map[string]int{}, stats: Generated{Version: v}}
+	ver := e.crd.Version(v)
+	gen := e.gens[v].Object()
+	n := e.opts.objects()
+	for i := 0; i < n; i++ {
+		s.stats.Generated++
+		obj, err := example(gen.Example, int((e.opts.Seed+uint64(i))&(1<<62-1)))
+		if err != nil {
+			s.why_[err.Error()]++
+			continue
+		}
+		if probs := e.vals.validate(ver, obj); len(probs) > 0 {
+			s.why_[probs[0].String()]++
+			continue
+		}
+		s.stats.Valid++
+		s.list = append(s.list, newSample(obj))
+	}
+	if s.stats.Valid < s.stats.Generated {
+		s.stats.Problems = s.why()
+	}
+	e.samples[v] = s
+	return s
+}
+
+// example draws one value, turning the generator's give-up panic into an
+// error.
+func example[V any](f func(...int) V, seed int) (v V, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("generator gave up: %v", firstLine(fmt.Sprint(p)))
+		}
+	}()
+	return f(seed), nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// findingKey groups findings: check, severity, versions and pointer with
+// list indexes and map keys folded.
+func findingKey(f *Finding) string {
+	g := f.group
+	if g == "" {
+		g = genericPointer(f.Path)
+	}
+	return f.Check + "\x00" + string(f.Severity) + "\x00" + f.From + "\x00" + f.To + "\x00" + g
+}
+
+// schemaPointer folds a pointer into the fields of schema n: list indexes
+// become "*" and keys of maps (additionalProperties) "{}", so that one
+// problem seen at many indexes or keys is one finding.
+func schemaPointer(n *schema.Node, p string) string {
+	if p == "" {
+		return ""
+	}
+	cp, err := convert.ParsePath(p)
+	if err != nil {
+		return genericPointer(p)
+	}
+	segs := cp.Segments()
+	for i, seg := range segs {
+		switch {
+		case n == nil:
+			if isItem(seg) {
+				segs[i] = "*"
+			}
+		case n.Items != nil:
+			segs[i], n = "*", n.Items
+		default:
+			if c, ok := n.Properties[seg]; ok {
+				n = &c
+			} else if n.AdditionalProperties != nil {
+				segs[i], n = "{}", n.AdditionalProperties.Structural
+			} else {
+				n = nil
+			}
+		}
+	}
+	return pointerOf(segs)
+}
+
+// runJobs runs every job on every sample of its source version and adds
+// each distinct finding once, minimised, with its count.
+func (e *lawEnv) runJobs(ctx context.Context, r *Report, jobs []job, log *slog.Logger) {
+	found := map[string]*Finding{}
+	var order []string
+	for _, j := range jobs {
+		if !e.opts.wants(j.law) {
+			continue
+		}
+		if ctx.Err() != nil {
+			r.Add(Finding{Check: j.law, Severity: SeverityWarning, From: j.from, To: j.to, Message: fmt.Sprintf("not run: %v", ctx.Err())})
+			continue
+		}
+		start := time.Now()
+		objs := e.objectsOf(j.from)
+		r.Laws++
+		var mine []string
+		for _, in := range objs.list {
+			if ctx.Err() != nil {
+				break
+			}
+			r.Objects++
+			for _, f := range e.safe(j, in) {
+				k := findingKey(f)
+				if g, ok := found[k]; ok {
+					g.Count++
+					if len(in.data) < g.size {
+						f.Count, f.size = g.Count, len(in.data)
+						f.input, f.job = in, j
+						if f.Input == nil {
+							f.Input = in.obj
+						}
+						found[k] = f
+					}
+					continue
+				}
+				f.Count, f.size, f.input, f.job = 1, len(in.data), in, j
+				if f.Input == nil {
+					f.Input = in.obj
+				}
+				found[k] = f
+				order = append(order, k)
+				mine = append(mine, k)
+			}
+		}
+		if !e.opts.measure {
+			e.shrinkAll(ctx, found, mine)
+		}
+		log.Debug("law", "law", j.law, "from", j.from, "to", j.to, "objects", len(objs.list), "findings", len(mine), "took", time.Since(start))
+	}
+	for _, k := range order {
+		f := found[k]
+		f.input, f.job = nil, job{}
+		r.Add(*f)
+	}
+}
+
+// safe runs the property, turning a panic of the converter into a finding.
+func (e *lawEnv) safe(j job, in *sample) (fs []*Finding) {
+	defer func() {
+		if p := recover(); p != nil {
+			fs = []*Finding{{Check: j.law, Severity: SeverityError, From: j.from, To: j.to, Message: fmt.Sprintf("the conversion panicked: %v", p)}}
+		}
+	}()
+	fs = j.prop(in)
+	for _, f := range fs {
+		if f.Severity == "" {
+			f.Severity = SeverityError
+		}
+	}
+	return fs
+}
+
+// stepResult is a remembered step.
+type stepResult struct {
+	out   *sample
+	notes []*Finding
+}
+
+// step is convertStep, remembered: laws convert the same objects between
+// the same versions many times (determinism converts afresh).
+func (e *lawEnv) step(in *sample, from, to string) (*sample, []*Finding) {
+	key := from + "\x00" + to + "\x00" + string(in.data)
+	e.mu.Lock()
+	r, ok := e.steps[key]
+	e.mu.Unlock()
 	if !ok {
-		return &Finding{Check: LawValidOutput, From: from, To: to, Message: "output is not a JSON object"}
+		r.out, r.notes = e.convertStep(in, from, to)
+		e.mu.Lock()
+		if len(e.steps) > 100000 {
+			clear(e.steps)
+		}
+		e.steps[key] = r
+		e.mu.Unlock()
 	}
-	im, _ := in.(map[string]any)
-	bad := func(ptr, msg string) *Finding {
-		return &Finding{Check: LawValidOutput, From: from, To: to, Path: ptr, Message: msg}
+	notes := make([]*Finding, len(r.notes))
+	for i, f := range r.notes {
+		c := *f
+		notes[i] = &c
 	}
-	if om["apiVersion"] != e.av(to) {
-		return bad("/apiVersion", fmt.Sprintf("apiVersion is %v, want %s", jsonStr(om["apiVersion"]), e.av(to)))
+	return r.out, notes
+}
+
+// convertStep converts in to version to and checks the result: out is nil
+// when the conversion failed or the output breaks the API server's rules
+// (the reason is in notes). Coercion warnings and schema problems of a
+// usable output come in notes too.
+func (e *lawEnv) convertStep(in *sample, from, to string) (out *sample, notes []*Finding) {
+	defer func() {
+		for _, f := range notes {
+			f.Input = in.obj // the object this step converted
+		}
+	}()
+	data, err := e.conv.Convert(nil, in.data, e.av(to))
+	if err != nil {
+		return nil, []*Finding{refusal(err, from, to)}
 	}
-	if !Equal(om["kind"], im["kind"]) {
-		return bad("/kind", fmt.Sprintf("kind changed from %s to %s", jsonStr(im["kind"]), jsonStr(om["kind"])))
+	obj, err := decodeObject(data)
+	if err != nil {
+		return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Message: fmt.Sprintf("the converted object is not a JSON object: %v", err), Output: string(truncate(data, 300))}}
 	}
-	imd, _ := im["metadata"].(map[string]any)
-	omd, _ := om["metadata"].(map[string]any)
-	for _, k := range []string{"name", "namespace", "uid"} {
-		if !Equal(imd[k], omd[k]) {
-			return bad("/metadata/"+k, fmt.Sprintf("metadata.%s changed from %s to %s: the API server rejects the response", k, jsonStr(imd[k]), jsonStr(omd[k])))
+	if ptr, err := ResponseRules(in.obj, obj, e.av(to)); err != nil {
+		return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Path: ptr, Message: err.Error(), Output: obj}}
+	}
+	got := deepCopy(obj)
+	restoreMetadata(in.obj, obj)
+	ver := e.crd.Version(to)
+	if ver != nil {
+		if err := Coerce(ver, obj); err != nil {
+			return nil, []*Finding{{Check: LawValidOutput, From: from, To: to, Message: fmt.Sprintf("the API server cannot coerce the converted object: %v", err), Output: got}}
+		}
+		restoreMetadata(in.obj, got) // metadata is restored, never coerced
+		for _, p := range Diffs(got, obj, ver.Structural) {
+			notes = append(notes, &Finding{Check: CheckCoerced, Severity: SeverityWarning, From: from, To: to, Path: p, group: schemaPointer(ver.Structural, p),
+				Message: fmt.Sprintf("the API server changes the converted object here (%s): it prunes unknown fields, drops nulls of non-nullable fields and applies defaults after every conversion", coercedWhat(got, obj, p)), Output: got})
+		}
+		for _, p := range e.vals.validate(ver, obj) {
+			notes = append(notes, &Finding{Check: LawValidOutput, From: from, To: to, Path: fieldToPointer(p.Path),
+				Message: fmt.Sprintf("the converted object does not validate against the %s schema: %s; a client that reads it through %s cannot write it back", to, p.String(), to), Output: obj})
 		}
 	}
-	if ann, ok := omd["annotations"].(map[string]any); ok {
-		size := 0
-		for k, v := range ann {
-			s, _ := v.(string)
-			size += len(k) + len(s)
-		}
-		if size > 256*1024 {
-			return bad("/metadata/annotations", fmt.Sprintf("annotations total %d bytes, over the API server's 256 KiB limit", size))
-		}
+	return &sample{obj: obj, data: mustJSON(obj)}, notes
+}
+
+// coercedWhat says what the API server did at pointer p.
+func coercedWhat(before, after map[string]any, p string) string {
+	b, okb := lookupPointer(before, p)
+	a, oka := lookupPointer(after, p)
+	switch {
+	case okb && !oka && b == nil:
+		return "drops the null"
+	case okb && !oka:
+		return "prunes " + abbrev(jsonStr(b))
+	case !okb && oka:
+		return "defaults to " + abbrev(jsonStr(a))
+	case okb && b == nil:
+		return "defaults the null to " + abbrev(jsonStr(a))
 	}
-	v := e.crd.Version(to)
-	if v == nil {
-		return nil
+	return fmt.Sprintf("changes %s to %s", abbrev(jsonStr(b)), abbrev(jsonStr(a)))
+}
+
+func abbrev(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
 	}
-	if probs := e.validate(v, outJSON, func() map[string]any { return unstructured(om).(map[string]any) }); len(probs) > 0 {
-		msgs := make([]string, 0, len(probs))
-		for _, p := range probs {
-			msgs = append(msgs, p.String())
+	return s
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// refusal grades a conversion error: a rule's deliberate refusal, or a
+// webhook's clean Failure answer, is a warning; anything else (an engine
+// error without a rule, a transport error, an answer that is not a
+// review) is an error.
+func refusal(err error, from, to string) *Finding {
+	f := &Finding{Check: LawRefused, Severity: SeverityWarning, From: from, To: to,
+		Message: fmt.Sprintf("a valid %s object is refused converting to %s (it cannot be read through %s): %v", from, to, to, err)}
+	var ce *convert.Error
+	var rf Refusal
+	switch {
+	case errors.As(err, &ce):
+		f.Path = ce.Pointer
+		if ce.Rule == "" {
+			f.Check, f.Severity = LawConvertible, SeverityError
+			f.Message = fmt.Sprintf("a valid %s object fails to convert to %s: %v", from, to, err)
 		}
-		return bad(fieldToPointer(probs[0].Path), fmt.Sprintf("output does not validate against the %s schema: %s", to, strings.Join(msgs, "; ")))
+	case errors.As(err, &rf) && rf.Refused():
+	default:
+		f.Check, f.Severity = LawConvertible, SeverityError
+		f.Message = fmt.Sprintf("a valid %s object fails to convert to %s: %v", from, to, err)
 	}
-	return nil
+	return f
+}
+
+// Refusal is implemented by the errors of a Converter that can tell a
+// deliberate refusal (a conversion answered with a failure and a reason)
+// from a breakdown (no answer, or not a valid one). Black-box clients
+// return such errors.
+type Refusal interface {
+	error
+	Refused() bool
 }
 
 // fieldToPointer turns an API server field path (spec.a[0].b, or
@@ -292,7 +517,7 @@ func fieldToPointer(p string) string {
 	if p == "" || p == "<nil>" {
 		return ""
 	}
-	var b strings.Builder
+	var segs []string
 	i := 0
 	for i < len(p) {
 		switch p[i] {
@@ -303,20 +528,18 @@ func fieldToPointer(p string) string {
 			if j < 0 {
 				j = len(p) - i
 			}
-			b.WriteByte('/')
-			b.WriteString(escapePtr(strings.Trim(p[i+1:i+j], `"`)))
+			segs = append(segs, strings.Trim(p[i+1:i+j], `"`))
 			i += j + 1
 		default:
 			j := strings.IndexAny(p[i:], ".[")
 			if j < 0 {
 				j = len(p) - i
 			}
-			b.WriteByte('/')
-			b.WriteString(escapePtr(p[i : i+j]))
+			segs = append(segs, p[i:i+j])
 			i += j
 		}
 	}
-	return b.String()
+	return pointerOf(segs)
 }
 
 func (e *lawEnv) node(v string) *schema.Node {
@@ -326,27 +549,100 @@ func (e *lawEnv) node(v string) *schema.Node {
 	return nil
 }
 
-// roundTrip: from -> to -> from is the identity.
-func (e *lawEnv) roundTrip(from, to, law string) func([]byte) *Finding {
-	return func(data []byte) *Finding {
-		in, _ := decodeJSON(data)
-		mid, midDec, f := e.step(data, in, from, to)
-		if f != nil {
-			return f
+// roundTrip: from -> to -> from is the identity. Every step is checked, and
+// every difference reported.
+func (e *lawEnv) roundTrip(from, to, law string) func(*sample) []*Finding {
+	return func(in *sample) []*Finding {
+		mid, fs := e.step(in, from, to)
+		if mid == nil {
+			return fs
 		}
-		back, backDec, f := e.step(mid, midDec, to, from)
-		if f != nil {
-			return f
+		back, more := e.step(mid, to, from)
+		if back == nil {
+			for _, f := range more {
+				if f.Check == LawRefused || f.Check == LawConvertible {
+					f.Check, f.Severity = LawConvertBack, SeverityError
+					f.From, f.To = from, to
+					f.Message = fmt.Sprintf("a valid %s object converts to %s but not back (%s objects written through %s become unreadable through %s): %v", from, to, from, from, from, stepErr(f.Message))
+					f.Input, f.Output = in.obj, mid.obj
+				}
+			}
+			return append(fs, more...)
 		}
-		_ = back
-		if ptr, d := Diff(in, backDec, e.node(from)); d {
-			return &Finding{Check: law, From: from, To: to, Path: ptr,
-				Message:  fmt.Sprintf("%s -> %s -> %s is not the identity: first difference at %s", from, to, from, ptrDesc(ptr)),
-				Output:   backDec,
-				Expected: in}
+		fs = append(fs, more...)
+		for _, d := range e.differences(in.obj, back.obj, e.node(from)) {
+			d.Check, d.From, d.To = law, from, to
+			d.Message = fmt.Sprintf("%s -> %s -> %s is not the identity at %s: %s", from, to, from, ptrDesc(d.Path), d.Message)
+			d.Output, d.Expected = back.obj, in.obj
+			fs = append(fs, d)
 		}
-		return nil
+		return fs
 	}
+}
+
+func stepErr(msg string) string {
+	if _, after, ok := strings.Cut(msg, "): "); ok {
+		return after
+	}
+	return msg
+}
+
+// differences lists every pointer where b differs from a (the expected
+// value): an error each, but a warning where b only adds an empty object
+// or drops an empty list or object (typed structs with omitempty do).
+func (e *lawEnv) differences(a, b map[string]any, n *schema.Node) []*Finding {
+	var out []*Finding
+	for _, p := range Diffs(a, b, n) {
+		av, oka := lookupPointer(a, p)
+		bv, okb := lookupPointer(b, p)
+		f := &Finding{Path: p, Severity: SeverityError, group: schemaPointer(n, p)}
+		switch {
+		case oka && !okb && emptyValue(av):
+			f.Severity = SeverityWarning
+			f.Message = fmt.Sprintf("an empty %s is dropped (harmless unless a client tells empty from absent)", jsonStr(av))
+		case oka && !okb:
+			f.Message = fmt.Sprintf("%s is lost", abbrev(jsonStr(av)))
+		case !oka && okb && emptyObject(bv):
+			f.Severity = SeverityWarning
+			f.Message = fmt.Sprintf("an empty %s is added (harmless)", abbrev(jsonStr(bv)))
+		case !oka && okb:
+			f.Message = fmt.Sprintf("%s is added", abbrev(jsonStr(bv)))
+		default:
+			f.Message = fmt.Sprintf("%s becomes %s", abbrev(jsonStr(av)), abbrev(jsonStr(bv)))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// emptyValue reports whether v is an empty list, or an object holding
+// nothing but empty values.
+func emptyValue(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, c := range x {
+			if !emptyValue(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func emptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		if !emptyObject(x) {
+			return false
+		}
+	}
+	return true
 }
 
 func ptrDesc(p string) string {
@@ -356,238 +652,64 @@ func ptrDesc(p string) string {
 	return p
 }
 
-// pathAgreement: a -> b directly agrees with a -> hub -> b and a -> c -> b.
-func (e *lawEnv) pathAgreement(a, b string) func([]byte) *Finding {
-	return func(data []byte) *Finding {
-		in, _ := decodeJSON(data)
-		_, direct, f := e.step(data, in, a, b)
-		if f != nil {
-			return f
+// pathAgreement: a -> b directly agrees with a -> c -> b for every other
+// version c (the hub among them).
+func (e *lawEnv) pathAgreement(a, b string) func(*sample) []*Finding {
+	return func(in *sample) []*Finding {
+		direct, fs := e.step(in, a, b)
+		if direct == nil {
+			return fs
 		}
 		for _, c := range e.versions {
 			if c == a || c == b {
 				continue
 			}
-			mid, midDec, f := e.step(data, in, a, c)
-			if f != nil {
-				return f
+			mid, more := e.step(in, a, c)
+			fs = append(fs, more...)
+			if mid == nil {
+				continue
 			}
-			_, via, f := e.step(mid, midDec, c, b)
-			if f != nil {
-				return f
+			via, more := e.step(mid, c, b)
+			fs = append(fs, more...)
+			if via == nil {
+				continue
 			}
-			if ptr, d := Diff(direct, via, e.node(b)); d {
-				return &Finding{Check: LawPathAgreement, From: a, To: b, Path: ptr,
-					Message:  fmt.Sprintf("%s -> %s -> %s disagrees with %s -> %s: first difference at %s", a, c, b, a, b, ptrDesc(ptr)),
-					Output:   via,
-					Expected: direct}
+			for _, d := range e.differences(direct.obj, via.obj, e.node(b)) {
+				d.Check, d.From, d.To = LawPathAgreement, a, b
+				d.Message = fmt.Sprintf("%s -> %s -> %s disagrees with %s -> %s at %s: %s", a, c, b, a, b, ptrDesc(d.Path), d.Message)
+				d.Output, d.Expected = via.obj, direct.obj
+				fs = append(fs, d)
 			}
 		}
-		return nil
+		return fs
 	}
 }
 
-// determinism: the same input converts to the same bytes.
-func (e *lawEnv) determinism(a, b string) func([]byte) *Finding {
-	return func(data []byte) *Finding {
-		in, _ := decodeJSON(data)
-		out1, dec1, f := e.step(data, in, a, b)
-		if f != nil {
-			return f
+// determinism: the same input converts to the same object.
+func (e *lawEnv) determinism(a, b string) func(*sample) []*Finding {
+	return func(in *sample) []*Finding {
+		out1, fs := e.step(in, a, b)
+		if out1 == nil {
+			return fs
 		}
-		out2, err := e.conv.Convert(nil, data, e.av(b))
-		if err != nil {
-			return &Finding{Check: LawDeterminism, From: a, To: b, Message: fmt.Sprintf("converted once, then failed: %v", err), Output: dec1}
-		}
-		if !bytes.Equal(out1, out2) {
-			dec2, _ := decodeJSON(out2)
-			ptr, _ := Diff(dec1, dec2, e.node(b))
-			return &Finding{Check: LawDeterminism, From: a, To: b, Path: ptr,
-				Message:  fmt.Sprintf("two conversions of the same object differ (first difference at %s)", ptrDesc(ptr)),
-				Output:   dec2,
-				Expected: dec1}
-		}
-		return nil
-	}
-}
-
-// rapid is configured through package flags: runs are serialised.
-var (
-	rapidMu   sync.Mutex
-	rapidInit sync.Once
-)
-
-// setRapidFlags sets rapid's settings for one run and returns a function
-// restoring the previous ones (other rapid users in the process, such as
-// tests, keep theirs).
-func setRapidFlags(checks int, seed uint64, shrink time.Duration) (restore func()) {
-	rapidInit.Do(func() {
-		// rapid reads its settings from the standard flag set and asks
-		// testing.Short; outside "go test" both need initialising.
-		if flag.Lookup("test.short") == nil {
-			testing.Init()
-		}
-		if !flag.Parsed() {
-			_ = flag.CommandLine.Parse(nil)
-		}
-	})
-	settings := [][2]string{
-		{"rapid.checks", strconv.Itoa(checks)},
-		{"rapid.seed", strconv.FormatUint(seed, 10)},
-		{"rapid.nofailfile", "true"},
-		{"rapid.shrinktime", shrink.String()},
-		{"rapid.v", "false"},
-		{"rapid.log", "false"},
-	}
-	var old [][2]string
-	for _, kv := range settings {
-		if f := flag.Lookup(kv[0]); f != nil {
-			old = append(old, [2]string{kv[0], f.Value.String()})
-			_ = f.Value.Set(kv[1])
-		}
-	}
-	return func() {
-		for _, kv := range old {
-			_ = flag.Set(kv[0], kv[1])
-		}
-	}
-}
-
-// run checks prop on objects of version from and returns the finding of
-// the minimal counterexample, or nil.
-func (e *lawEnv) run(ctx context.Context, from string, prop func([]byte) *Finding) (*Finding, []*Finding) {
-	gen := e.gens[from].Object()
-	ver := e.crd.Version(from)
-	shrink := e.opts.ShrinkTime
-	if shrink <= 0 {
-		shrink = 5 * time.Second
-	}
-	var (
-		last     *Finding
-		warns    = map[string]*Finding{}
-		skipWhy  = map[string]int{}
-		skipMu   sync.Mutex
-		tb       = &rapidTB{}
-		finished = make(chan struct{})
-	)
-	rapidMu.Lock()
-	defer rapidMu.Unlock()
-	defer setRapidFlags(e.opts.objects(), e.opts.Seed, shrink)()
-	go func() {
-		defer close(finished)
-		rapid.Check(tb, func(t *rapid.T) {
-			if ctx.Err() != nil {
-				return
+		out2, more := e.convertStep(in, a, b)
+		if out2 == nil {
+			for _, f := range more {
+				f.Check, f.Severity = LawDeterminism, SeverityError
+				f.Message = "converted once, then failed: " + stepErr(f.Message)
 			}
-			obj := gen.Draw(t, "object")
-			data, err := json.Marshal(obj)
-			if err != nil {
-				t.Skip("cannot encode")
-			}
-			if probs := e.validate(ver, data, func() map[string]any { return obj }); len(probs) > 0 {
-				skipMu.Lock()
-				skipWhy[probs[0].String()]++
-				skipMu.Unlock()
-				t.Skip("generated object is not valid")
-			}
-			if f := prop(data); f != nil {
-				if e.opts.measure {
-					return
-				}
-				in, _ := decodeJSON(data)
-				f.Input = in
-				if f.Severity == SeverityWarning {
-					skipMu.Lock()
-					key := f.From + "\x00" + f.To + "\x00" + f.Path
-					// Keep the smallest refused object seen (warnings are
-					// not shrunk, the search goes on past them).
-					if w, ok := warns[key]; !ok || len(data) < w.size {
-						f.size = len(data)
-						warns[key] = f
-					}
-					skipMu.Unlock()
-					t.Skip("refused by a rule")
-				}
-				last = f
-				t.Fatalf("%s", f.Message)
-			}
-		})
-	}()
-	<-finished
-	var ws []*Finding
-	for _, w := range warns {
-		ws = append(ws, w)
-	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Path < ws[j].Path })
-	if last != nil {
-		return last, ws
-	}
-	if tb.failed {
-		msg := strings.TrimSpace(strings.SplitN(tb.msg.String(), "\n", 2)[0])
-		if len(skipWhy) > 0 && strings.Contains(msg, "valid tests") {
-			var reasons []string
-			for k, n := range skipWhy {
-				reasons = append(reasons, fmt.Sprintf("%dx %s", n, k))
-			}
-			sort.Strings(reasons)
-			if len(reasons) > 3 {
-				reasons = reasons[:3]
-			}
-			return &Finding{Check: CheckGeneratorNote, Severity: SeverityWarning, From: from, Message: fmt.Sprintf("too few valid objects generated (%s); e.g. %s", msg, strings.Join(reasons, "; "))}, ws
+			return append(fs, more...)
 		}
-		if strings.Contains(msg, "valid tests") {
-			return &Finding{Check: CheckGeneratorNote, Severity: SeverityWarning, From: from, Message: fmt.Sprintf("too few objects converted (%s): rules refuse most generated objects", msg)}, ws
+		if bytes.Equal(out1.data, out2.data) {
+			return fs
 		}
-		return &Finding{Message: "the converter panicked or the law failed: " + msg}, ws
+		for _, p := range Diffs(out1.obj, out2.obj, e.node(b)) {
+			fs = append(fs, &Finding{Check: LawDeterminism, From: a, To: b, Path: p, group: schemaPointer(e.node(b), p),
+				Message: fmt.Sprintf("two conversions of the same object differ at %s", ptrDesc(p)),
+				Output:  out2.obj, Expected: out1.obj})
+		}
+		return fs
 	}
-	return nil, ws
-}
-
-// rapidTB receives rapid's verdict in place of a *testing.T.
-type rapidTB struct {
-	mu     sync.Mutex
-	failed bool
-	msg    strings.Builder
-}
-
-func (t *rapidTB) Helper()             {}
-func (t *rapidTB) Name() string        { return "hubspoke-check" }
-func (t *rapidTB) Logf(string, ...any) {}
-func (t *rapidTB) Log(...any)          {}
-func (t *rapidTB) Skipf(f string, a ...any) {
-	runtime.Goexit()
-}
-func (t *rapidTB) Skip(...any) { runtime.Goexit() }
-func (t *rapidTB) SkipNow()    { runtime.Goexit() }
-func (t *rapidTB) Errorf(f string, a ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failed = true
-	if t.msg.Len() == 0 {
-		fmt.Fprintf(&t.msg, f, a...)
-	}
-}
-func (t *rapidTB) Error(a ...any) { t.Errorf("%s", fmt.Sprint(a...)) }
-func (t *rapidTB) Fatalf(f string, a ...any) {
-	t.Errorf(f, a...)
-	runtime.Goexit()
-}
-func (t *rapidTB) Fatal(a ...any) { t.Fatalf("%s", fmt.Sprint(a...)) }
-func (t *rapidTB) FailNow() {
-	t.mu.Lock()
-	t.failed = true
-	t.mu.Unlock()
-	runtime.Goexit()
-}
-func (t *rapidTB) Fail() {
-	t.mu.Lock()
-	t.failed = true
-	t.mu.Unlock()
-}
-func (t *rapidTB) Failed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.failed
 }
 
 // genericPointer replaces list indexes in a JSON pointer by "*", so that
@@ -600,4 +722,24 @@ func genericPointer(p string) string {
 		}
 	}
 	return strings.Join(segs, "/")
+}
+
+// ValidObjects returns up to n objects of version v of crd generated from
+// its schema (from seed), each valid as the API server judges it (schema
+// and CEL rules), and how many were generated to find them.
+func ValidObjects(crd *schema.CRD, v *schema.Version, n int, seed uint64) ([]map[string]any, Generated, error) {
+	g, err := NewGenerator(crd, v)
+	if err != nil {
+		return nil, Generated{Version: v.Name}, err
+	}
+	e := &lawEnv{crd: crd, opts: Options{Objects: n, Seed: seed}, gens: map[string]*Generator{v.Name: g}, vals: &validators{}, samples: map[string]*samples{}}
+	s := e.objectsOf(v.Name)
+	out := make([]map[string]any, len(s.list))
+	for i, x := range s.list {
+		out[i] = x.obj
+	}
+	if len(out) == 0 {
+		return nil, s.stats, fmt.Errorf("no valid object generated for version %s (%s)", v.Name, s.why())
+	}
+	return out, s.stats, nil
 }

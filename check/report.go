@@ -22,6 +22,51 @@ type Report struct {
 	// Seed of the generated objects (0 when no law ran): pass it back
 	// (--seed) to reproduce the run.
 	Seed uint64 `json:"seed,omitempty"`
+	// Generated says, per version, how many generated objects were valid
+	// (schema and CEL rules, judged by the API server's validators).
+	Generated []Generated `json:"generated,omitempty"`
+	// Ignored lists the findings silenced by Ignore, by pointer.
+	Ignored []Ignored `json:"ignored,omitempty"`
+	// Limit caps the findings WriteText prints per check and version pair
+	// (0: 10); the rest are counted. WriteJSON writes them all.
+	Limit int `json:"-"`
+}
+
+// Generated counts the generated objects of one version.
+type Generated struct {
+	Version   string `json:"version"`
+	Generated int    `json:"generated"`
+	Valid     int    `json:"valid"`
+	// Problems are the most common reasons generated objects were not
+	// valid, with their counts.
+	Problems string `json:"problems,omitempty"`
+}
+
+// Ignored is a known difference silenced by Ignore: the pointer, the
+// reason given, and the findings it silenced.
+type Ignored struct {
+	Pointer  string `json:"pointer"`
+	Reason   string `json:"reason"`
+	Findings int    `json:"findings"`
+}
+
+// Ignore removes the findings at pointer (or below it; list indexes may be
+// written as *) and records them under reason in Ignored, so that a
+// silenced difference is listed, never dropped unseen.
+func (r *Report) Ignore(pointer, reason string) {
+	ig := Ignored{Pointer: pointer, Reason: reason}
+	want := genericPointer(pointer)
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		p := genericPointer(f.Path)
+		if f.Path != "" && (p == want || strings.HasPrefix(p, want+"/")) {
+			ig.Findings++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	r.Findings = kept
+	r.Ignored = append(r.Ignored, ig)
 }
 
 // Add appends a finding.
@@ -55,6 +100,8 @@ func (r *Report) Merge(o *Report) {
 	r.Laws += o.Laws
 	r.Objects += o.Objects
 	r.Fixtures += o.Fixtures
+	r.Generated = append(r.Generated, o.Generated...)
+	r.Ignored = append(r.Ignored, o.Ignored...)
 	if o.Seed != 0 {
 		r.Seed = o.Seed
 	}
@@ -71,6 +118,9 @@ func (r *Report) Summary() string {
 	}
 	if r.Fixtures > 0 {
 		parts = append(parts, fmt.Sprintf("%d fixtures", r.Fixtures))
+	}
+	for _, g := range r.Generated {
+		parts = append(parts, fmt.Sprintf("%s objects valid %d/%d (%.1f%%)", g.Version, g.Valid, g.Generated, 100*float64(g.Valid)/float64(max(g.Generated, 1))))
 	}
 	ran := strings.Join(parts, ", ")
 	if ran == "" {
@@ -100,10 +150,25 @@ func (r *Report) WriteText(w io.Writer) error {
 		// CRD-wide findings first, then pairs in first-seen order.
 		return keys[i] == "crd" && keys[j] != "crd"
 	})
+	limit := r.Limit
+	if limit <= 0 {
+		limit = 10
+	}
 	var b strings.Builder
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s:\n", k)
+		shown := map[string]int{}
+		hidden := map[string]int{}
+		var hiddenOrder []string
 		for _, f := range groups[k] {
+			if shown[f.Check] >= limit {
+				if hidden[f.Check] == 0 {
+					hiddenOrder = append(hiddenOrder, f.Check)
+				}
+				hidden[f.Check]++
+				continue
+			}
+			shown[f.Check]++
 			fmt.Fprintf(&b, "  %s\n", f.Line())
 			for _, x := range []struct {
 				name string
@@ -119,6 +184,12 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, "      %-8s %s\n", x.name+":", js)
 			}
 		}
+		for _, c := range hiddenOrder {
+			fmt.Fprintf(&b, "  ... and %d more %s findings (-o json lists them all)\n", hidden[c], c)
+		}
+	}
+	for _, ig := range r.Ignored {
+		fmt.Fprintf(&b, "ignored %s (%s): %d findings\n", ig.Pointer, ig.Reason, ig.Findings)
 	}
 	b.WriteString(r.Summary())
 	b.WriteByte('\n')
@@ -130,18 +201,26 @@ func (r *Report) WriteText(w io.Writer) error {
 // findings, the counts, and errors, warnings and ok fields for CI.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := struct {
-		OK       bool      `json:"ok"`
-		Errors   int       `json:"errors"`
-		Warnings int       `json:"warnings"`
-		Findings []Finding `json:"findings"`
-		Checks   int       `json:"checks"`
-		Laws     int       `json:"laws"`
-		Objects  int       `json:"objects"`
-		Fixtures int       `json:"fixtures"`
-		Seed     uint64    `json:"seed,omitempty"`
-	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed}
+		OK        bool        `json:"ok"`
+		Errors    int         `json:"errors"`
+		Warnings  int         `json:"warnings"`
+		Findings  []Finding   `json:"findings"`
+		Checks    int         `json:"checks"`
+		Laws      int         `json:"laws"`
+		Objects   int         `json:"objects"`
+		Fixtures  int         `json:"fixtures"`
+		Seed      uint64      `json:"seed,omitempty"`
+		Generated []Generated `json:"generated"`
+		Ignored   []Ignored   `json:"ignored"`
+	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
+	}
+	if out.Generated == nil {
+		out.Generated = []Generated{}
+	}
+	if out.Ignored == nil {
+		out.Ignored = []Ignored{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -3,15 +3,18 @@ package check
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strings"
 
+	convrules "github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
 // Static runs the static checks of a CRD and its rule file. rules may be
 // nil (a black-box webhook): then only the CRD-wide checks run, since
 // fields cannot be paired without the rules.
-func Static(crd *schema.CRD, rules *Rules) *Report {
+func Static(crd *schema.CRD, rules *convrules.File) *Report {
 	r := &Report{}
 	s := &static{crd: crd, rules: rules, r: r}
 	s.crdChecks()
@@ -24,13 +27,7 @@ func Static(crd *schema.CRD, rules *Rules) *Report {
 			if v == hub || v.Structural == nil {
 				continue
 			}
-			var rs []Rule
-			if rules != nil {
-				if sp := rules.Spoke(v.Name); sp != nil {
-					rs = sp.Rules
-				}
-			}
-			s.pair(v, hub, rs)
+			s.pair(v, hub, spokeRules(rules, v.Name))
 		}
 	}
 	return r
@@ -38,7 +35,7 @@ func Static(crd *schema.CRD, rules *Rules) *Report {
 
 type static struct {
 	crd   *schema.CRD
-	rules *Rules
+	rules *convrules.File
 	r     *Report
 }
 
@@ -88,7 +85,9 @@ func (s *static) crdChecks() {
 		if conv != nil && conv.Strategy != "" {
 			strategy = string(conv.Strategy)
 		}
-		s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s, must be Webhook for a multi-version CRD converted by hubspoke", strategy), Pos: c.Pos("/spec/conversion")})
+		if diffs := schemaDifferences(c); len(diffs) > 0 {
+			s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s: the API server converts by rewriting apiVersion only, and the versions' schemas differ (%s), so objects lose or break those fields when read through another version; use strategy Webhook", strategy, strings.Join(diffs, "; ")), Pos: c.Pos("/spec/conversion")})
+		}
 	case conv.Webhook == nil:
 		s.add(Finding{Check: CheckStrategy, Message: "spec.conversion.webhook is missing", Pos: c.Pos("/spec/conversion")})
 	case !slices.Contains(conv.Webhook.ConversionReviewVersions, "v1"):
@@ -96,10 +95,52 @@ func (s *static) crdChecks() {
 	}
 }
 
+// schemaDifferences lists (at most 5) the fields whose schema differs
+// between the storage version and another version; none when every
+// version has the same schema, which is when strategy None is correct.
+func schemaDifferences(c *schema.CRD) []string {
+	var base *schema.Version
+	for _, v := range c.Versions() {
+		if v.Storage {
+			base = v
+		}
+	}
+	if base == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range c.Versions() {
+		if v == base {
+			continue
+		}
+		if reflect.DeepEqual(v.OpenAPI, base.OpenAPI) {
+			continue
+		}
+		fa, fb := schema.Fields(base.Structural), schema.Fields(v.Structural)
+		for _, f := range fa {
+			if !slices.Contains(fb, f) {
+				out = append(out, fmt.Sprintf("%s only in %s", f, base.Name))
+			}
+		}
+		for _, f := range fb {
+			if !slices.Contains(fa, f) {
+				out = append(out, fmt.Sprintf("%s only in %s", f, v.Name))
+			}
+		}
+		if len(fa) == len(fb) && len(out) == 0 {
+			out = append(out, fmt.Sprintf("constraints differ between %s and %s", base.Name, v.Name))
+		}
+	}
+	if len(out) > 5 {
+		out = append(out[:5], fmt.Sprintf("%d more", len(out)-5))
+	}
+	return out
+}
+
 func (s *static) ruleVersions() {
 	c, rs := s.crd, s.rules
 	s.r.Checks++
-	pos := rs.Pos(0)
+	pos := rulePos(rs, 0)
 	if rs.Group != "" && rs.Group != c.Group() {
 		s.add(Finding{Check: CheckVersions, Message: fmt.Sprintf("rule file group %q differs from the CRD's %q", rs.Group, c.Group()), Pos: pos})
 	}
@@ -117,7 +158,7 @@ func (s *static) ruleVersions() {
 	for _, sp := range rs.Spokes {
 		declared[sp.Version] = true
 		if c.Version(sp.Version) == nil {
-			s.add(Finding{Check: CheckVersions, From: sp.Version, Message: fmt.Sprintf("spoke %s is not a version of the CRD (versions %v)", sp.Version, c.VersionNames()), Pos: rs.Pos(sp.Line)})
+			s.add(Finding{Check: CheckVersions, From: sp.Version, Message: fmt.Sprintf("spoke %s is not a version of the CRD (versions %v)", sp.Version, c.VersionNames()), Pos: rulePos(rs, sp.Line)})
 		}
 	}
 	for _, v := range c.Versions() {
@@ -130,14 +171,14 @@ func (s *static) ruleVersions() {
 // mapping is where one field goes in the other version.
 type mapping struct {
 	path    []string // nil when a rule drops it on purpose
-	rule    *Rule    // the transforming rule at exactly this field, if any
+	rule    *rule    // the transforming rule at exactly this field, if any
 	exact   bool     // rule transforms exactly this field
 	covered bool     // a rule names this field or an ancestor (not lossy)
 }
 
 // toHub maps a spoke path to the hub through the rules in order; fromHub
 // maps a hub path to the spoke through the rules in reverse.
-func mapPath(rules []Rule, p []string, toHub bool) mapping {
+func mapPath(rules []rule, p []string, toHub bool) mapping {
 	m := mapping{path: p}
 	n := len(rules)
 	for i := 0; i < n; i++ {
@@ -211,23 +252,23 @@ func preservedBy(root *schema.Node, p []string) bool {
 	return n != nil && n.XPreserveUnknownFields
 }
 
-func (s *static) pair(spoke, hub *schema.Version, rules []Rule) {
+func (s *static) pair(spoke, hub *schema.Version, rules []rule) {
 	// Rule paths exist.
 	for i := range rules {
 		r := &rules[i]
 		s.r.Checks++
 		pos := ""
 		if s.rules != nil {
-			pos = s.rules.Pos(r.Line)
+			pos = rulePos(s.rules, r.Line)
 		}
 		if r.From != nil {
 			if _, err := schema.LookupSegments(spoke.Structural, r.From); err != nil && !preservedBy(spoke.Structural, r.From) {
-				s.add(Finding{Check: CheckRulePath, From: spoke.Name, Path: schema.Pointer(r.From), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), spoke.Name, err), Pos: pos})
+				s.add(Finding{Check: CheckRulePath, From: spoke.Name, Path: pointerOf(r.From), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), spoke.Name, err), Pos: pos})
 			}
 		}
 		if r.To != nil {
 			if _, err := schema.LookupSegments(hub.Structural, r.To); err != nil && !preservedBy(hub.Structural, r.To) {
-				s.add(Finding{Check: CheckRulePath, From: hub.Name, Path: schema.Pointer(r.To), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), hub.Name, err), Pos: pos})
+				s.add(Finding{Check: CheckRulePath, From: hub.Name, Path: pointerOf(r.To), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), hub.Name, err), Pos: pos})
 			}
 		}
 	}
@@ -237,7 +278,7 @@ func (s *static) pair(spoke, hub *schema.Version, rules []Rule) {
 
 // direction walks every field of from, finds its counterpart in to, and
 // reports lossy fields and values from accepts that to cannot hold.
-func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
+func (s *static) direction(from, to *schema.Version, rules []rule, toHub bool) {
 	c := s.crd
 	var lostPrefixes [][]string
 	for _, fp := range schema.Fields(from.Structural) {
@@ -266,13 +307,13 @@ func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
 				continue // kept as unknown fields, or inside a value a rule rewrites
 			}
 			lostPrefixes = append(lostPrefixes, segs)
-			f := Finding{Check: CheckLossy, From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path),
+			f := Finding{Check: CheckLossy, From: from.Name, To: to.Name, Path: fp, ToPath: pointerOf(m.path),
 				Message: fmt.Sprintf("field exists in %s only and no rule maps or preserves it: its value is lost converting to %s", from.Name, to.Name),
 				Pos:     c.Pos(c.SchemaPointer(from, segs))}
 			s.add(f)
 			continue
 		}
-		base := Finding{From: from.Name, To: to.Name, Path: fp, ToPath: schema.Pointer(m.path), Pos: c.Pos(c.SchemaPointer(from, segs))}
+		base := Finding{From: from.Name, To: to.Name, Path: fp, ToPath: pointerOf(m.path), Pos: c.Pos(c.SchemaPointer(from, segs))}
 		if m.rule != nil {
 			if m.exact {
 				s.transform(base, fn, tn, m.rule, toHub)
@@ -299,8 +340,8 @@ func (s *static) direction(from, to *schema.Version, rules []Rule, toHub bool) {
 			if !slices.Contains(required(fn), back.path[len(segs)]) {
 				f := base
 				f.Check = CheckDomain
-				f.Path = schema.Pointer(back.path)
-				f.ToPath = schema.Pointer(append(append([]string{}, m.path...), req))
+				f.Path = pointerOf(back.path)
+				f.ToPath = pointerOf(append(append([]string{}, m.path...), req))
 				f.FromConstraint = "optional"
 				f.ToConstraint = "required"
 				f.Message = fmt.Sprintf("required: %s accepts objects without the field, %s requires it", from.Name, to.Name)
@@ -331,7 +372,7 @@ func defaultDesc(v any, ok bool) string {
 
 // transform checks a field rewritten by a rule other than rename, in the
 // direction given (from's node fn into to's node tn).
-func (s *static) transform(base Finding, fn, tn *schema.Node, r *Rule, toHub bool) {
+func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub bool) {
 	base.Check = CheckDomain
 	add := func(fc, tc, msg string, sev Severity) {
 		f := base
@@ -487,7 +528,7 @@ func toFloat(v any) (float64, bool) {
 
 // ancestorOfRule reports whether p is a proper ancestor of a path a rule
 // maps (on the side p lives on).
-func ancestorOfRule(rules []Rule, p []string, toHub bool) bool {
+func ancestorOfRule(rules []rule, p []string, toHub bool) bool {
 	for _, r := range rules {
 		src := r.From
 		if !toHub {

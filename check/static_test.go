@@ -7,12 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	convrules "github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
 // variant loads testdata/crd.yaml and rules.yaml with textual edits applied
 // (each edit: old, new; old must occur).
-func variant(t testing.TB, crdEdits, ruleEdits []string) (*schema.CRD, *Rules) {
+func variant(t testing.TB, crdEdits, ruleEdits []string) (*schema.CRD, *convrules.File) {
 	t.Helper()
 	edit := func(path string, edits []string) []byte {
 		b, err := os.ReadFile(path)
@@ -32,7 +33,7 @@ func variant(t testing.TB, crdEdits, ruleEdits []string) (*schema.CRD, *Rules) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := LoadRules("rules.yaml", edit("testdata/rules.yaml", ruleEdits))
+	rules, err := convrules.Parse("rules.yaml", edit("testdata/rules.yaml", ruleEdits))
 	if err != nil {
 		t.Fatal(err)
 	}

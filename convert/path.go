@@ -40,6 +40,10 @@ func ParsePath(s string) (Path, error) {
 	return Path{segs: segs}, nil
 }
 
+// PathOf returns the path of the given keys, outermost first (no escaping:
+// a key may hold any character).
+func PathOf(keys ...string) Path { return Path{segs: append([]string(nil), keys...)} }
+
 // MustPath is ParsePath for paths known to be valid; it panics otherwise.
 func MustPath(s string) Path {
 	p, err := ParsePath(s)

@@ -25,45 +25,26 @@ const (
 )
 
 // Samples returns up to n valid sample objects of version v of crd,
-// generated from its schema, with distinct names and uids.
+// generated from its schema (valid as the API server judges them: schema
+// and CEL rules), with distinct names and uids.
 func Samples(crd *schema.CRD, v *schema.Version, n int) ([][]byte, error) {
-	g, err := check.NewGenerator(crd, v)
+	objs, _, err := check.ValidObjects(crd, v, n, 1)
 	if err != nil {
 		return nil, err
 	}
-	gen := g.Object()
-	var out [][]byte
-	for seed := 0; len(out) < n && seed < 50*n; seed++ {
-		obj, ok := example(gen.Example, seed)
-		if !ok {
-			continue
-		}
+	out := make([][]byte, 0, len(objs))
+	for i, obj := range objs {
 		md, _ := obj["metadata"].(map[string]any)
-		md["name"] = fmt.Sprintf("sample-%d", len(out))
+		md["name"] = fmt.Sprintf("sample-%d", i)
 		md["namespace"] = "default"
-		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", len(out))
-		if len(v.Validate(obj)) > 0 {
-			continue
-		}
+		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		b, err := json.Marshal(obj)
 		if err != nil {
-			continue
+			return nil, err
 		}
 		out = append(out, b)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("webhook: no valid sample object generated for version %s", v.Name)
-	}
 	return out, nil
-}
-
-func example(f func(...int) map[string]any, seed int) (obj map[string]any, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return f(seed), true
 }
 
 // Conformance checks the webhook's side of the ConversionReview protocol
@@ -78,7 +59,7 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 		if v.Structural == nil {
 			continue
 		}
-		s, err := Samples(crd, v, 3)
+		s, err := Samples(crd, v, 5)
 		if err != nil {
 			r.Add(check.Finding{Check: check.CheckGeneratorNote, Severity: check.SeverityWarning, From: v.Name, Message: err.Error()})
 			continue
@@ -93,6 +74,12 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 	for _, from := range versions {
 		for _, to := range versions {
 			objs := samples[from]
+			if len(objs) > 3 {
+				objs = objs[:3]
+			}
+			if from != to {
+				objs = convertible(ctx, c, objs, av(to))
+			}
 			if len(objs) == 0 || ctx.Err() != nil {
 				continue
 			}
@@ -132,7 +119,7 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 			}
 			if from == to {
 				for i := range objs {
-					if !jsonEqual(objs[i], resp.Objects[i]) {
+					if !check.EqualJSON(objs[i], resp.Objects[i]) {
 						add(CheckSameVersion, from, to, fmt.Sprintf("object %d already at %s came back changed", i, to))
 						break
 					}
@@ -144,7 +131,7 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 	var mixed [][]byte
 	var mixedFrom []string
 	for _, v := range versions {
-		if s := samples[v]; len(s) > 0 && v != c.Hub() {
+		if s := convertible(ctx, c, samples[v], av(c.Hub())); len(s) > 0 && v != c.Hub() {
 			mixed = append(mixed, s[0])
 			mixedFrom = append(mixedFrom, v)
 		}
@@ -215,6 +202,23 @@ func Conformance(ctx context.Context, c *Client, crd *schema.CRD) *check.Report 
 	return r
 }
 
+// convertible returns, of objs, those the webhook converts
+// to desired one at a time: a batch is judged on objects it converts
+// alone, so that a deliberate refusal of one object is not taken for a
+// batch defect.
+func convertible(ctx context.Context, c *Client, objs [][]byte, desired string) [][]byte {
+	var out [][]byte
+	for _, o := range objs {
+		if ctx.Err() != nil {
+			break
+		}
+		if resp, err := c.Review(ctx, "v1", newUID(), desired, [][]byte{o}); err == nil && resp.Err() == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func firstSample(samples map[string][][]byte, versions []string, not string) []byte {
 	for _, v := range versions {
 		if s := samples[v]; len(s) > 0 && v != not {
@@ -224,7 +228,8 @@ func firstSample(samples map[string][][]byte, versions []string, not string) []b
 	return nil
 }
 
-// objectRules applies the API server's checks of one converted object.
+// objectRules applies the API server's rules for one converted object
+// (check.ResponseRules) to JSON.
 func objectRules(in, out []byte, desired string) string {
 	var i, o map[string]any
 	if err := json.Unmarshal(in, &i); err != nil {
@@ -233,26 +238,8 @@ func objectRules(in, out []byte, desired string) string {
 	if err := json.Unmarshal(out, &o); err != nil {
 		return fmt.Sprintf("converted object is not a JSON object: %v", err)
 	}
-	if o["apiVersion"] != desired {
-		return fmt.Sprintf("apiVersion %v, want %s", o["apiVersion"], desired)
-	}
-	if o["kind"] != i["kind"] {
-		return fmt.Sprintf("kind %v, want %v", o["kind"], i["kind"])
-	}
-	im, _ := i["metadata"].(map[string]any)
-	om, _ := o["metadata"].(map[string]any)
-	for _, k := range []string{"name", "namespace", "uid"} {
-		if im[k] != om[k] {
-			return fmt.Sprintf("metadata.%s %v, want %v (order or identity changed)", k, om[k], im[k])
-		}
+	if _, err := check.ResponseRules(i, o, desired); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return check.Equal(x, y)
 }

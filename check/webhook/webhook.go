@@ -163,16 +163,30 @@ type Response struct {
 	Body []byte
 }
 
-// Err returns an error unless the review succeeded.
+// Err returns an error unless the review succeeded: a *ReviewError.
 func (r *Response) Err() error {
 	if r.HTTPStatus != http.StatusOK {
-		return fmt.Errorf("webhook: HTTP %d: %s", r.HTTPStatus, bytes.TrimSpace(truncate(r.Body, 300)))
+		return &ReviewError{msg: fmt.Sprintf("webhook: HTTP %d: %s", r.HTTPStatus, bytes.TrimSpace(truncate(r.Body, 300)))}
 	}
 	if r.Status != "Success" {
-		return fmt.Errorf("webhook: conversion %s: %s", orNone(r.Status), r.Message)
+		return &ReviewError{refused: r.Status == "Failure" && r.Message != "", msg: fmt.Sprintf("webhook: conversion %s: %s", orNone(r.Status), r.Message)}
 	}
 	return nil
 }
+
+// ReviewError is a review that did not succeed.
+type ReviewError struct {
+	refused bool
+	msg     string
+}
+
+func (e *ReviewError) Error() string { return e.msg }
+
+// Refused reports whether the webhook refused the conversion cleanly: an
+// HTTP 200 review with result.status Failure and a message, which the API
+// server shows to the user. check grades such a refusal of a valid object
+// as a warning, as it does a rule's deliberate refusal in the engine.
+func (e *ReviewError) Refused() bool { return e.refused }
 
 func orNone(s string) string {
 	if s == "" {

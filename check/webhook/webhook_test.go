@@ -3,10 +3,14 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/convert/rules"
@@ -125,16 +129,31 @@ func TestHubspokeServerConforms(t *testing.T) {
 
 func TestConformanceCatchesBrokenWebhooks(t *testing.T) {
 	tests := []struct {
-		name    string
-		h       *brokenHandler
-		laws    bool
-		check   string
-		message string
+		name string
+		h    *brokenHandler
+		laws bool
+		want []string // every finding, as findingKeys renders them
 	}{
-		{name: "only the first object of a batch converted", h: &brokenHandler{onlyFirst: true}, check: CheckBatch, message: "object 1: apiVersion"},
-		{name: "wrong uid", h: &brokenHandler{wrongUID: true}, check: CheckUID, message: "does not echo"},
-		{name: "v1beta1 review answered in v1", h: &brokenHandler{alwaysV1: true}, check: CheckV1beta1, message: "answer in the request's version"},
-		{name: "apiVersion changed without restructuring", h: &brokenHandler{apiVersionOnly: true}, laws: true, check: check.LawValidOutput, message: "would prune"},
+		{name: "only the first object of a batch converted", h: &brokenHandler{onlyFirst: true}, want: []string{
+			"error protocol-batch v1->v1alpha1 ",
+			"error protocol-batch v1alpha1->v1 ",
+		}},
+		{name: "wrong uid", h: &brokenHandler{wrongUID: true}, want: []string{
+			"error protocol-uid v1->v1 ",
+			"error protocol-uid v1->v1alpha1 ",
+			"error protocol-uid v1alpha1->v1 ",
+			"error protocol-uid v1alpha1->v1alpha1 ",
+			"error protocol-v1beta1 ->v1 ",
+		}},
+		{name: "v1beta1 review answered in v1", h: &brokenHandler{alwaysV1: true}, want: []string{
+			"error protocol-v1beta1 ->v1 ",
+		}},
+		{name: "apiVersion changed without restructuring", h: &brokenHandler{apiVersionOnly: true}, laws: true, want: []string{
+			"error protocol-malformed-review -> ",
+			"error protocol-unsupported-target ->v999nope ",
+			"error spoke-hub-spoke v1alpha1->v1 /spec/replicas",
+			"warning api-server-coerced v1alpha1->v1 /spec/replicas",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,14 +163,22 @@ func TestConformanceCatchesBrokenWebhooks(t *testing.T) {
 			if tt.laws {
 				r.Merge(check.Laws(context.Background(), crd, c, check.Options{Objects: 30, Seed: 1, Laws: []string{check.LawSpokeRoundTrip}}))
 			}
-			for _, f := range r.Findings {
-				if f.Check == tt.check && strings.Contains(f.Message, tt.message) && f.Severity == check.SeverityError {
-					return
-				}
+			if diff := cmp.Diff(tt.want, findingKeys(r)); diff != "" {
+				t.Fatalf("findings (-want +got):\n%s\n%s", diff, reportText(r))
 			}
-			t.Fatalf("no %s finding with %q:\n%s", tt.check, tt.message, reportText(r))
 		})
 	}
+}
+
+// findingKeys renders the findings as "severity check from->to path",
+// sorted, for exact comparisons.
+func findingKeys(r *check.Report) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, fmt.Sprintf("%s %s %s->%s %s", f.Severity, f.Check, f.From, f.To, f.Path))
+	}
+	sort.Strings(out)
+	return out
 }
 
 func TestClientErrors(t *testing.T) {

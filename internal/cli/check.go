@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,25 +15,32 @@ import (
 )
 
 type checkOptions struct {
-	crd      string
-	rules    string
-	fixtures string
-	output   string
-	objects  int
-	seed     uint64
-	shrink   time.Duration
-	webhook  string
-	caFile   string
-	review   string
-	previous string
+	crd           string
+	rules         string
+	previousRules string
+	fixtures      string
+	output        string
+	objects       int
+	seed          uint64
+	shrink        time.Duration
+	webhooks      []string
+	caFile        string
+	review        string
+	previous      string
+	laws          []string
+	ignores       []string
+	limit         int
 }
+
+// allLaws are the names --laws accepts.
+var allLaws = []string{check.LawSpokeRoundTrip, check.LawHubRoundTrip, check.LawPathAgreement, check.LawDeterminism, check.LawRollout}
 
 func newCheckCmd() *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check --crd CRD.yaml (--rules RULES.yaml | --webhook URL) [--fixtures DIR] [-o text|json]",
+		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [-o text|json]",
 		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures",
-		Long: `Check runs, for a CRD and its rule file:
+		Long: `Check runs, for a CRD and its rule file (or a running webhook):
 
   - static checks: one storage version, structural schemas, the conversion
     stanza, rule paths that exist, domain containment of every mapped field
@@ -39,9 +48,11 @@ func newCheckCmd() *cobra.Command {
     type), lossy fields and differing defaults;
   - laws on objects generated from each version's schema (--objects per law
     and version pair; 0 skips them): spoke->hub->spoke and hub->spoke->hub
-    identity, agreement of every conversion path, determinism, and validity
-    of every output against the target schema, each failure with a minimal
-    counterexample and the JSON pointer of the first difference;
+    identity, agreement of every conversion path, determinism; every step
+    checked against the API server's rules and the target schema, after the
+    API server's own coercion (pruning, non-nullable nulls, defaults). Every
+    distinct failure is reported with a minimal counterexample, the JSON
+    pointer and the number of objects that showed it;
   - with --fixtures DIR, golden cases (see docs/check.md for the layout);
   - with --webhook URL, the laws run against that running conversion
     webhook (whoever wrote it) instead of the rules, plus protocol
@@ -49,74 +60,129 @@ func newCheckCmd() *cobra.Command {
     unsupported target, malformed reviews, v1beta1 reviews and the API
     server's rules for converted objects;
   - with --previous OLD.yaml, breaking changes from that revision of the
-    CRD: versions removed or unserved, storage moved, fields removed,
-    types changed, enums narrowed, bounds tightened, new required fields.
+    CRD (no rules needed): versions removed or unserved, storage moved,
+    fields removed, types changed, enums narrowed, bounds tightened, new
+    required fields;
+  - with --previous-rules OLD.yaml, or a second --webhook URL (the old
+    one), rolling-update safety: old and new conversion serve the same
+    versions and give the same answers.
 
-Exit status: 0 clean, 1 violations found, 2 usage error (including an
+Exit status: 0 clean, 1 errors found, 2 usage error (including an
 unreadable or invalid CRD or rule file).`,
 		Example: `  hubspoke check --crd examples/evolving-widget/crd.yaml \
       --rules examples/evolving-widget/conversion.yaml
   hubspoke check --rules conversion.yaml --fixtures fixtures/ -o json
-  hubspoke check --crd crd.yaml --webhook https://127.0.0.1:8443/convert --ca-file ca.pem`,
+  hubspoke check --crd crd.yaml --webhook https://127.0.0.1:8443/convert --ca-file ca.pem
+  hubspoke check --crd crd.yaml --rules new.yaml --previous-rules old.yaml --laws rollout-agreement
+  hubspoke check --crd new-crd.yaml --previous old-crd.yaml
+  hubspoke check --crd crd.yaml --rules rules.yaml --ignore /status/lastSeen="set by the controller"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.crd, "crd", "", "CustomResourceDefinition file (YAML or JSON)")
 	f.StringVar(&o.rules, "rules", "", "rule file (hubspoke.dev/v1alpha1 Conversion)")
+	f.StringVar(&o.previousRules, "previous-rules", "", "rule file deployed today: check that a rollout from it to --rules is safe")
 	f.StringVar(&o.fixtures, "fixtures", "", "directory of golden fixture cases to run")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: text or json")
 	f.IntVar(&o.objects, "objects", 1000, "generated objects per law and version pair (0 skips the laws)")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed for the generated objects (0: random)")
-	f.DurationVar(&o.shrink, "shrink-time", 5*time.Second, "time limit to minimise each counterexample")
-	f.StringVar(&o.webhook, "webhook", "", "check this running conversion webhook (https URL) instead of the rules")
+	f.DurationVar(&o.shrink, "shrink-time", 5*time.Second, "time to minimise the counterexamples of each law and version pair")
+	f.StringArrayVar(&o.webhooks, "webhook", nil, "check this running conversion webhook (https URL) instead of the rules; a second --webhook is the one deployed today, for rollout safety")
 	f.StringVar(&o.caFile, "ca-file", "", "PEM CA bundle to trust for --webhook (default: system roots)")
 	f.StringVar(&o.previous, "previous", "", "previous revision of the CRD: report breaking changes from it to --crd")
 	f.StringVar(&o.review, "review-version", "v1", "ConversionReview version the laws send to --webhook: v1 or v1beta1")
+	f.StringSliceVar(&o.laws, "laws", nil, "run only these laws (comma-separated): "+strings.Join(allLaws, ", "))
+	f.StringArrayVar(&o.ignores, "ignore", nil, "POINTER=REASON: silence findings at this JSON pointer (list indexes as *); listed in the report with the reason")
+	f.IntVar(&o.limit, "max-findings", 10, "findings printed per check and version pair in text output (all are counted; -o json lists all)")
 	return cmd
 }
 
-func (o *checkOptions) run(cmd *cobra.Command) error {
+func (o *checkOptions) validate() error {
 	if o.output != "text" && o.output != "json" {
 		return usagef("unknown output format %q (want text or json)", o.output)
-	}
-	if o.webhook != "" {
-		return o.runWebhook(cmd)
-	}
-	if o.rules == "" {
-		return usagef("no rules: give --rules FILE (or --webhook URL)")
-	}
-	if o.crd == "" && o.fixtures == "" {
-		return usagef("nothing to check: give --crd FILE, --fixtures DIR or both")
 	}
 	if o.objects < 0 {
 		return usagef("--objects must not be negative")
 	}
-	conv, err := rules.LoadFile(o.rules)
-	if err != nil {
-		return usageError{fmt.Errorf("load rules: %w", err)}
+	for _, l := range o.laws {
+		if !slices.Contains(allLaws, l) {
+			return usagef("unknown law %q in --laws (want %s)", l, strings.Join(allLaws, ", "))
+		}
+	}
+	for _, ig := range o.ignores {
+		p, reason, ok := strings.Cut(ig, "=")
+		if !ok || reason == "" || (p != "" && !strings.HasPrefix(p, "/")) {
+			return usagef("--ignore %q: want POINTER=REASON, with a JSON pointer such as /status/lastSeen and a reason", ig)
+		}
+	}
+	if len(o.webhooks) > 2 {
+		return usagef("--webhook given %d times: give the webhook to check, and at most one more (the one deployed today)", len(o.webhooks))
+	}
+	if o.previousRules != "" && len(o.webhooks) == 2 {
+		return usagef("--previous-rules and a second --webhook both name the deployed conversion: give one")
+	}
+	return nil
+}
+
+func (o *checkOptions) run(cmd *cobra.Command) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if len(o.webhooks) > 0 {
+		return o.runWebhook(cmd)
+	}
+	if o.rules == "" && o.previous == "" {
+		return usagef("no rules: give --rules FILE (or --webhook URL, or --previous OLD_CRD to check the CRD's evolution alone)")
+	}
+	if o.crd == "" && o.fixtures == "" {
+		return usagef("nothing to check: give --crd FILE, --fixtures DIR or both")
+	}
+	if o.crd == "" && o.previous != "" {
+		return usagef("--previous needs --crd FILE")
+	}
+	var rf *rules.File
+	var conv check.Converter
+	if o.rules != "" {
+		var err error
+		if rf, err = rules.ParseFile(o.rules); err != nil {
+			return usageError{fmt.Errorf("load rules: %w", err)}
+		}
+		c, err := rf.Converter()
+		if err != nil {
+			return usageError{fmt.Errorf("load rules: %w", err)}
+		}
+		conv = c
 	}
 	var crd *schema.CRD
 	report := &check.Report{}
 	if o.crd != "" {
+		var err error
 		if crd, err = schema.LoadFile(o.crd); err != nil {
 			return usageError{fmt.Errorf("load crd: %w", err)}
 		}
-		rs, err := check.LoadRulesFile(o.rules)
-		if err != nil {
-			return usageError{fmt.Errorf("load rules: %w", err)}
-		}
-		report.Merge(check.Static(crd, rs))
-		if err := o.evolution(report, crd, rs); err != nil {
+		report.Merge(check.Static(crd, rf))
+		if err := o.evolution(report, crd, rf); err != nil {
 			return err
 		}
-		if o.objects > 0 {
+		if o.objects > 0 && conv != nil {
 			report.Merge(check.Laws(cmd.Context(), crd, conv, o.lawOptions()))
 		}
-	} else if o.previous != "" {
-		return usagef("--previous needs --crd FILE")
+		if o.previousRules != "" {
+			if conv == nil {
+				return usagef("--previous-rules needs --rules FILE (the new rules)")
+			}
+			old, err := rules.LoadFile(o.previousRules)
+			if err != nil {
+				return usageError{fmt.Errorf("load previous rules: %w", err)}
+			}
+			o.rollout(cmd, report, crd, conv, old)
+		}
 	}
 	if o.fixtures != "" {
+		if conv == nil {
+			return usagef("--fixtures needs --rules FILE or --webhook URL")
+		}
 		fr, err := check.Fixtures(cmd.Context(), o.fixtures, conv, crd)
 		if err != nil {
 			return usageError{err}
@@ -127,40 +193,73 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 }
 
 func (o *checkOptions) lawOptions() check.Options {
-	return check.Options{Objects: o.objects, Seed: o.seed, ShrinkTime: o.shrink}
+	var laws []string
+	for _, l := range o.laws {
+		if l != check.LawRollout {
+			laws = append(laws, l)
+		}
+	}
+	if len(o.laws) > 0 && len(laws) == 0 {
+		laws = []string{"none"} // only rollout-agreement asked for
+	}
+	return check.Options{Objects: o.objects, Seed: o.seed, ShrinkTime: o.shrink, Laws: laws}
+}
+
+func (o *checkOptions) wantsRollout() bool {
+	return len(o.laws) == 0 || slices.Contains(o.laws, check.LawRollout)
+}
+
+func (o *checkOptions) rollout(cmd *cobra.Command, report *check.Report, crd *schema.CRD, next, prev check.Converter) {
+	if o.objects == 0 || !o.wantsRollout() {
+		return
+	}
+	opts := o.lawOptions()
+	opts.Laws = nil
+	report.Merge(check.Rollout(cmd.Context(), crd, next, prev, opts))
 }
 
 // runWebhook checks a running webhook: static checks of the CRD (and of the
-// rules when given), the laws through the webhook, protocol conformance and
-// fixtures.
+// rules when given), the laws through the webhook, protocol conformance,
+// fixtures, and rollout safety against a second webhook or old rules.
 func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 	if o.crd == "" {
 		return usagef("--webhook needs --crd FILE")
-	}
-	if o.objects < 0 {
-		return usagef("--objects must not be negative")
 	}
 	crd, err := schema.LoadFile(o.crd)
 	if err != nil {
 		return usageError{fmt.Errorf("load crd: %w", err)}
 	}
-	var rs *check.Rules
+	var rf *rules.File
 	if o.rules != "" {
-		if rs, err = check.LoadRulesFile(o.rules); err != nil {
+		if rf, err = rules.ParseFile(o.rules); err != nil {
 			return usageError{fmt.Errorf("load rules: %w", err)}
 		}
 	}
-	client, err := webhook.New(webhook.FromCRD(crd, webhook.Options{URL: o.webhook, CAFile: o.caFile, ReviewVersion: o.review}))
+	client, err := webhook.New(webhook.FromCRD(crd, webhook.Options{URL: o.webhooks[0], CAFile: o.caFile, ReviewVersion: o.review}))
 	if err != nil {
 		return usageError{err}
 	}
-	report := check.Static(crd, rs)
-	if err := o.evolution(report, crd, rs); err != nil {
+	var prev check.Converter
+	switch {
+	case len(o.webhooks) == 2:
+		if prev, err = webhook.New(webhook.FromCRD(crd, webhook.Options{URL: o.webhooks[1], CAFile: o.caFile, ReviewVersion: o.review})); err != nil {
+			return usageError{err}
+		}
+	case o.previousRules != "":
+		if prev, err = rules.LoadFile(o.previousRules); err != nil {
+			return usageError{fmt.Errorf("load previous rules: %w", err)}
+		}
+	}
+	report := check.Static(crd, rf)
+	if err := o.evolution(report, crd, rf); err != nil {
 		return err
 	}
 	report.Merge(webhook.Conformance(cmd.Context(), client, crd))
 	if o.objects > 0 {
 		report.Merge(check.Laws(cmd.Context(), crd, client, o.lawOptions()))
+	}
+	if prev != nil {
+		o.rollout(cmd, report, crd, client, prev)
 	}
 	if o.fixtures != "" {
 		fr, err := check.Fixtures(cmd.Context(), o.fixtures, client, crd)
@@ -173,7 +272,7 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 }
 
 // evolution adds the breaking changes from --previous, when given.
-func (o *checkOptions) evolution(report *check.Report, crd *schema.CRD, rs *check.Rules) error {
+func (o *checkOptions) evolution(report *check.Report, crd *schema.CRD, rf *rules.File) error {
 	if o.previous == "" {
 		return nil
 	}
@@ -181,11 +280,16 @@ func (o *checkOptions) evolution(report *check.Report, crd *schema.CRD, rs *chec
 	if err != nil {
 		return usageError{fmt.Errorf("load previous crd: %w", err)}
 	}
-	report.Merge(check.Evolution(prev, crd, rs))
+	report.Merge(check.Evolution(prev, crd, rf))
 	return nil
 }
 
 func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report) error {
+	for _, ig := range o.ignores {
+		p, reason, _ := strings.Cut(ig, "=")
+		report.Ignore(p, reason)
+	}
+	report.Limit = o.limit
 	var err error
 	out := cmd.OutOrStdout()
 	if o.output == "json" {

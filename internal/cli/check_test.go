@@ -31,6 +31,21 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := webhookServer(t)
+	// The deployed rules of evolving-widget rounded durations up for
+	// v1alpha1; the new ones refuse what is not whole seconds.
+	const ew = "../../examples/evolving-widget/"
+	oldRules := filepath.Join(t.TempDir(), "old.yaml")
+	rb, err := os.ReadFile(ew + "conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := strings.Replace(string(rb), "unit: s, round: reject", "unit: s, round: ceil", 1)
+	if rs == string(rb) {
+		t.Fatal("edit of the evolving-widget rules did not apply")
+	}
+	if err := os.WriteFile(oldRules, []byte(rs), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -76,6 +91,33 @@ func TestCheckCommand(t *testing.T) {
 			wantCode: 1,
 			wantOut:  []string{"field-tightened /spec/size", "(v1: minimum 0; v1: minimum 1)"},
 		},
+		{
+			name:     "previous revision without rules",
+			args:     []string{"--crd", broken, "--previous", ex + "crd.yaml"},
+			wantCode: 1,
+			wantOut:  []string{"field-tightened /spec/size", "(v1: minimum 0; v1: minimum 1)"},
+		},
+		{
+			name:     "ignored difference",
+			args:     []string{"--crd", broken, "--rules", ex + "conversion.yaml", "--objects", "0", "--ignore", "/spec/replicas=size 0 is never used"},
+			wantCode: 0,
+			wantOut:  []string{"ignored /spec/replicas (size 0 is never used): 1 findings", "ok: 0 errors"},
+		},
+		{
+			name:     "rollout from old rules",
+			args:     []string{"--crd", ew + "crd.yaml", "--rules", ew + "conversion.yaml", "--previous-rules", oldRules, "--laws", "rollout-agreement", "--objects", "100", "--seed", "1", "--shrink-time", "1s"},
+			wantCode: 1,
+			wantOut:  []string{"v1 -> v1alpha1:", "error   rollout-agreement: the new conversion fails where the old one succeeds"},
+		},
+		{
+			name:     "rollout to the same rules",
+			args:     []string{"--crd", ew + "crd.yaml", "--rules", ew + "conversion.yaml", "--previous-rules", ew + "conversion.yaml", "--laws", "rollout-agreement", "--objects", "50", "--seed", "1"},
+			wantCode: 0,
+			wantOut:  []string{"ok: 0 errors"},
+		},
+		{name: "unknown law", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--laws", "nope"}, wantCode: 2, wantErr: `unknown law "nope"`},
+		{name: "ignore without reason", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--ignore", "/spec"}, wantCode: 2, wantErr: "want POINTER=REASON"},
+		{name: "three webhooks", args: []string{"--crd", ex + "crd.yaml", "--webhook", "a", "--webhook", "b", "--webhook", "c"}, wantCode: 2, wantErr: "--webhook given 3 times"},
 		{name: "previous without crd", args: []string{"--rules", ex + "conversion.yaml", "--fixtures", "x", "--previous", ex + "crd.yaml"}, wantCode: 2, wantErr: "--previous needs --crd"},
 		{name: "no rules", args: []string{"--crd", ex + "crd.yaml"}, wantCode: 2, wantErr: "no rules"},
 		{name: "nothing to check", args: []string{"--rules", ex + "conversion.yaml"}, wantCode: 2, wantErr: "nothing to check"},

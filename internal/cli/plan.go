@@ -199,15 +199,15 @@ func runCheck(ctx context.Context, crdFile, rulesFile string) error {
 	if crdFile == "" {
 		return errors.New("no target crd file to check")
 	}
-	conv, err := rules.LoadFile(rulesFile)
+	rs, err := rules.ParseFile(rulesFile)
+	if err != nil {
+		return err
+	}
+	conv, err := rs.Converter()
 	if err != nil {
 		return err
 	}
 	crd, err := schema.LoadFile(crdFile)
-	if err != nil {
-		return err
-	}
-	rs, err := check.LoadRulesFile(rulesFile)
 	if err != nil {
 		return err
 	}

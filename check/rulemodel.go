@@ -1,0 +1,124 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	convrules "github.com/hubspoke/hubspoke/convert/rules"
+)
+
+// The static checks read rule files through convert/rules, the one parser
+// of the rule language: a file the loader refuses is never checked, and
+// every rule form it accepts is seen here as it parsed it.
+
+// rule is one parsed rule as the static checks walk it: its kind, the
+// field it reads on the spoke side (From) and writes on the hub side (To),
+// as segments; nil on a side the rule does not touch (hubOnly has no spoke
+// side, spokeOnly no hub side, funcs neither).
+type rule struct {
+	Kind     string
+	From, To []string
+	Params   map[string]any
+	Line     int
+}
+
+// Name renders the rule as "kind path" for messages.
+func (r rule) Name() string {
+	switch {
+	case r.From != nil && r.To != nil:
+		return fmt.Sprintf("%s %s -> %s", r.Kind, pointerOf(r.From), pointerOf(r.To))
+	case r.From != nil:
+		return fmt.Sprintf("%s %s", r.Kind, pointerOf(r.From))
+	case r.To != nil:
+		return fmt.Sprintf("%s %s", r.Kind, pointerOf(r.To))
+	}
+	return r.Kind
+}
+
+// spokeRules returns the rules of spoke version v in rf (nil when rf has no
+// such spoke).
+func spokeRules(rf *convrules.File, v string) []rule {
+	if rf == nil {
+		return nil
+	}
+	for _, sp := range rf.Spokes {
+		if sp.Version == v {
+			return rulesOf(sp)
+		}
+	}
+	return nil
+}
+
+func rulesOf(sp convrules.SpokeSpec) []rule {
+	out := make([]rule, 0, len(sp.Rules))
+	for _, rs := range sp.Rules {
+		r := rule{Kind: rs.Type, Line: rs.Line, Params: map[string]any{}}
+		for k, v := range rs.Params {
+			switch x := v.(type) {
+			case map[string]string:
+				m := make(map[string]any, len(x))
+				for a, b := range x {
+					m[a] = b
+				}
+				r.Params[k] = m
+			case int64:
+				if x != 0 {
+					r.Params[k] = x
+				}
+			default:
+				r.Params[k] = v
+			}
+		}
+		from, to := rs.From.Segments(), rs.To.Segments()
+		switch rs.Type {
+		case "hubOnly":
+			r.To = to
+		case "spokeOnly":
+			r.From = from
+		case "funcs":
+		default:
+			r.From, r.To = from, to
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rulePos returns "file:line" of a line of rf.
+func rulePos(rf *convrules.File, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", rf.Name, line)
+	}
+	return rf.Name
+}
+
+// hasPrefix reports whether p starts with prefix (segment-wise), treating
+// "*", "[]" and numbers as the same item segment.
+func hasPrefix(p, prefix []string) bool {
+	if len(prefix) == 0 || len(p) < len(prefix) {
+		return false
+	}
+	for i := range prefix {
+		if !segEqual(p[i], prefix[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func segEqual(a, b string) bool {
+	if a == b {
+		return true
+	}
+	return isItem(a) && isItem(b)
+}
+
+func isItem(s string) bool {
+	if s == "*" || s == "[]" {
+		return true
+	}
+	if s == "" {
+		return false
+	}
+	return strings.Trim(s, "0123456789") == ""
+}
