@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -105,6 +106,11 @@ type Options struct {
 	// by CA).
 	CA      *pki.CA
 	Serving *pki.KeyPair
+	// CABundle is the caBundle to write into the CRDs and the serving
+	// Secret's ca.crt (default: CA alone). To re-render a running
+	// deployment, pass the certificates and the bundle it holds
+	// (rotate.Load): mid-rotation the bundle holds two CAs.
+	CABundle []byte
 }
 
 // Input is one CRD and the rule file that converts its versions.
@@ -276,11 +282,18 @@ func Render(inputs []Input, opts Options) ([]any, error) {
 			}
 			opts.Serving = kp
 		}
-		if err := pki.Verify([]*x509.Certificate{opts.Serving.Cert}, []*x509.Certificate{opts.CA.Cert},
+		caBundle = opts.CABundle
+		if caBundle == nil {
+			caBundle = pki.Bundle(opts.CA.Cert)
+		}
+		roots, err := pki.ParseCertificates(caBundle)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: CA bundle: %w", err)
+		}
+		if err := pki.Verify([]*x509.Certificate{opts.Serving.Cert}, roots,
 			pki.ServiceServerName(opts.Namespace, opts.Name), time.Now()); err != nil {
 			return nil, fmt.Errorf("deploy: the serving certificate would not be trusted by the API server: %w", err)
 		}
-		caBundle = pki.Bundle(opts.CA.Cert)
 		objs = append(objs, n.caSecret(opts.CA), n.servingSecret(opts.Serving, caBundle))
 	}
 	cm, err := n.rulesConfigMap(inputs)
@@ -385,6 +398,10 @@ func (n names) meta(name string) metav1.ObjectMeta {
 func (n names) servingSecretName() string { return n.name + "-serving-tls" }
 func (n names) caSecretName() string      { return n.name + "-ca" }
 
+// Selector returns the labels that select the pods of the deployment
+// named name.
+func Selector(name string) map[string]string { return names{"", name}.selector() }
+
 // ServingSecretName and CASecretName are the Secrets of a deployment named
 // name.
 func ServingSecretName(name string) string { return names{"", name}.servingSecretName() }
@@ -436,8 +453,8 @@ func (n names) service() *corev1.Service {
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.selector(),
 			Ports: []corev1.ServicePort{{
-				Name:        "https",
-				Port:        ServicePort,
+				Name: "https",
+				Port: ServicePort,
 				// A number, not the port's name: tools that resolve the
 				// Service without the pods (kube-proxy-less test clusters,
 				// the sandbox) need it, and deploy owns both ends.
@@ -626,15 +643,13 @@ func (n names) crd(in *apiextv1.CustomResourceDefinition, mode CertMode, caBundl
 			},
 		},
 	}
+	// c is a deep copy: its annotations may be edited.
 	if mode == CertManager {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
-		} else {
-			c.Annotations = maps(c.Annotations)
 		}
 		c.Annotations[InjectCAFrom] = n.ns + "/" + n.name
-	} else if c.Annotations != nil {
-		c.Annotations = maps(c.Annotations)
+	} else {
 		delete(c.Annotations, InjectCAFrom)
 	}
 	return c
@@ -644,17 +659,12 @@ func (n names) crd(in *apiextv1.CustomResourceDefinition, mode CertMode, caBundl
 // Certificate's CA into the CRD's caBundle.
 const InjectCAFrom = "cert-manager.io/inject-ca-from"
 
+// mergeLabels returns a new map with a's entries and b's, b's winning.
 func mergeLabels(a, b map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	out := make(map[string]string, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
 	return out
 }
-
-func maps(m map[string]string) map[string]string { return mergeLabels(m, nil) }
 
 func ptr[T any](v T) *T { return &v }

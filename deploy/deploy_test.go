@@ -276,9 +276,9 @@ func TestResources(t *testing.T) {
 		max                 int64
 		request, limit, gml int64
 	}{
-		{"default 32 MiB", 32 << 20, 128 << 20, 256 << 20, 256 << 20 / 10 * 9},
+		{"default 32 MiB", 32 << 20, 160 << 20, 288 << 20, 288 << 20 / 10 * 9},
 		{"1 MiB", 1 << 20, 32 << 20, 32 << 20, 32 << 20 / 10 * 9},
-		{"128 MiB", 128 << 20, 480 << 20, 928 << 20, 928 << 20 / 10 * 9},
+		{"128 MiB", 128 << 20, 544 << 20, 1056 << 20, 1056 << 20 / 10 * 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := deploy.Resources(tc.max)

@@ -1,23 +1,23 @@
 package deploy
 
 // The webhook's memory model, measured with the slim binary
-// (cmd/hubspoke-webhook) serving the Widget example, reading the process's
-// peak resident set (VmHWM) after three reviews of one size
-// (docs/production.md has the table):
+// (cmd/hubspoke-webhook) serving the Widget example: its peak resident set
+// (VmHWM) after three reviews of S bytes (BenchmarkResidentMemory;
+// docs/production.md has the table):
 //
-//	idle:                        12 MiB
-//	one review of S bytes:       idle + about 5 S    (default GOGC, no limit)
-//	                             idle + about 3.3 S  (with GOMEMLIMIT)
+//	idle:                                   12 MiB
+//	peak, no memory limit:                  idle + 4.7 to 5.7 S
+//	peak, GOMEMLIMIT binding (idle + 3 S):  idle + 3.1 to 3.7 S
 //
 // The heap itself grows by 2.45 S (bench: BenchmarkReviewPeakMemory); the
 // rest is garbage the collector has not yet returned. Under GOMEMLIMIT the
-// collector works harder as the limit nears, so the container is sized for
-// the GOMEMLIMIT figure with a margin.
+// collector works harder as the limit nears, so a pod is sized with the
+// GOMEMLIMIT factor, with a margin.
 const (
 	idleBytes = 16 << 20 // 12 MiB measured, rounded up
 	// perRequestFactor is the resident bytes per byte of one review in
-	// flight under GOMEMLIMIT (3.3 measured, with a margin).
-	perRequestFactor = 3.5
+	// flight under a binding GOMEMLIMIT (3.1 to 3.7 measured, with a margin).
+	perRequestFactor = 4
 	// largeInFlight is how many maximal reviews the limit allows at once.
 	largeInFlight = 2
 	memRound      = 32 << 20
@@ -34,7 +34,7 @@ type Sizing struct {
 
 // Resources sizes a pod for reviews up to maxRequestBytes.
 func Resources(maxRequestBytes int64) Sizing {
-	one := int64(perRequestFactor * float64(maxRequestBytes))
+	one := perRequestFactor * maxRequestBytes
 	req := roundUp(idleBytes+one, memRound)
 	lim := roundUp(idleBytes+largeInFlight*one, memRound)
 	return Sizing{MemoryRequest: req, MemoryLimit: lim, GoMemLimit: lim / 10 * 9}

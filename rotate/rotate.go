@@ -499,3 +499,40 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// State is what a hubspoke-mode deployment holds in the cluster.
+type State struct {
+	CA      *pki.CA      // the CA Secret's (the newest during a rotation)
+	Serving *pki.KeyPair // the serving Secret's
+	// CABundle holds every CA in the caBundles of the Service's CRDs, each
+	// once: one CA, or two during a rotation.
+	CABundle []byte
+	CRDs     []string
+}
+
+// Load reads the certificates and the caBundles of the deployment
+// namespace/name, so that `hubspoke deploy --certs hubspoke --reuse-certs`
+// renders what the cluster holds instead of new certificates.
+func Load(ctx context.Context, c Clients, namespace, name string) (*State, error) {
+	r := &rotator{c: c, o: Options{Namespace: namespace, Name: name}}
+	ca, _, err := r.loadCA(ctx)
+	if err != nil {
+		return nil, err
+	}
+	serving, err := r.loadServing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := r.webhookCRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var all []*x509.Certificate
+	for _, name := range r.crds {
+		all = append(all, crds[name]...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("rotate: the CRDs %v of %s/%s hold no caBundle", r.crds, namespace, name)
+	}
+	return &State{CA: ca, Serving: serving, CABundle: pki.Bundle(all...), CRDs: slices.Clone(r.crds)}, nil
+}

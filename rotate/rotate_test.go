@@ -245,3 +245,44 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("dry run: steps %v, writes %v", stepNames(res), c.writes)
 	}
 }
+
+// TestLoad reads back what deploy rendered, also in the middle of a
+// rotation (two CAs in the bundle), and deploy renders it again unchanged.
+func TestLoad(t *testing.T) {
+	c := newCluster(t, pki.CAOptions{}, pki.CertOptions{})
+	st, err := rotate.Load(context.Background(), rotate.Clients{Core: c.core, APIExtensions: c.ext}, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Serving.Cert.Equal(c.secretCert) || len(mustParse(t, st.CABundle)) != 1 {
+		t.Fatalf("loaded serving %v, %d CAs", st.Serving.Cert.Subject, len(mustParse(t, st.CABundle)))
+	}
+	// Stop a CA rotation after the new CA is trusted, before the switch.
+	c.failAt = 4 // new-ca (1 secret write), add-ca (2 CRD writes), then the serving Secret
+	if _, err := c.rotate(rotate.Options{ForceCA: true}); err == nil {
+		t.Fatal("the injected failure did not stop the rotation")
+	}
+	st, err = rotate.Load(context.Background(), rotate.Clients{Core: c.core, APIExtensions: c.ext}, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := mustParse(t, st.CABundle)
+	if len(bundle) != 2 || !pki.Contains(bundle, st.CA.Cert) {
+		t.Fatalf("mid-rotation bundle: %d CAs, new CA in it: %v", len(bundle), pki.Contains(bundle, st.CA.Cert))
+	}
+	in, err := deploy.LoadInputs([]string{"../examples/widget/crd.yaml"}, []string{"../examples/widget/conversion.yaml"}, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old serving certificate with the two-CA bundle renders (it
+	// chains to the old CA, still in the bundle).
+	objs, err := deploy.Render(in, deploy.Options{Certs: deploy.Hubspoke, CA: st.CA, Serving: st.Serving, CABundle: st.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if crd, ok := o.(*apiextv1.CustomResourceDefinition); ok && string(crd.Spec.Conversion.Webhook.ClientConfig.CABundle) != string(st.CABundle) {
+			t.Errorf("%s: caBundle is not the cluster's", crd.Name)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"time"
@@ -49,8 +47,9 @@ func newCertsRotateCmd() *cobra.Command {
        caBundle of every CRD converted by the Service; rotate reads the
        CRDs back until they hold it, then waits --trust-wait;
     2. the serving Secret gets a certificate of the new CA; rotate waits
-       --propagation-wait for the kubelet to update the pods' volume and the
-       webhook to reload it;
+       until every ready pod serves it (asking each pod's /metrics through
+       the API server's pod proxy, up to --propagation-wait; when the pods
+       cannot be asked, it waits --propagation-wait in full);
     3. the old CA leaves the caBundles.
 
 After each step a read through every served non-storage version (a
@@ -74,7 +73,7 @@ Exit status: 0 done or nothing due, 1 failure, 2 usage error.`,
 	f.BoolVar(&o.opts.Force, "force", false, "renew the serving certificate now")
 	f.BoolVar(&o.opts.ForceCA, "force-ca", false, "rotate the CA (and the serving certificate) now")
 	f.DurationVar(&o.opts.TrustWait, "trust-wait", rotate.DefaultTrustWait, "after the CRDs hold the new CA, wait this long before switching the serving certificate")
-	f.DurationVar(&o.propagation, "propagation-wait", rotate.DefaultPropagationWait, "after the serving Secret changes, wait this long for the pods to serve it")
+	f.DurationVar(&o.propagation, "propagation-wait", rotate.DefaultPropagationWait, "after the serving Secret changes, wait at most this long for every pod to serve it")
 	f.StringVar(&o.dryRun, "dry-run", "none", `"client": print the steps that are due, change nothing`)
 	return cmd
 }
@@ -104,18 +103,8 @@ func (o *certsRotateOptions) run(cmd *cobra.Command) error {
 	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	wait := o.propagation
-	o.opts.ServingWait = func(ctx context.Context, _ *x509.Certificate) error {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
-	}
 	o.opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	o.opts.ServingWait = rotate.PodsServingWait(c, o.opts.Namespace, o.opts.Name, o.propagation, o.opts.Logger)
 	res, err := rotate.Rotate(cmd.Context(), c, o.opts)
 	out := cmd.OutOrStdout()
 	if res != nil {

@@ -8,11 +8,14 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
+	"github.com/hubspoke/hubspoke/rotate"
 )
 
 type deployOptions struct {
@@ -24,6 +27,8 @@ type deployOptions struct {
 	previous    []string
 	rolloutObjs int
 	seed        uint64
+	reuseCerts  bool
+	kube        kubeFlags
 }
 
 // rolloutCheck is check's rolling-update safety (check.Rollout).
@@ -47,8 +52,10 @@ certificates, and each CRD with spec.conversion pointing at the Service.
                          (cert-manager.io/inject-ca-from).
   --certs hubspoke       a CA and a serving certificate made now, in Secrets,
                          the CA in each CRD's caBundle. Renew them with
-                         "hubspoke certs rotate". Running deploy again makes a
-                         new CA: apply its output only for a first install.
+                         "hubspoke certs rotate". Each run makes a new CA, so
+                         to re-render a running deployment add --reuse-certs:
+                         the certificates and caBundle are read from the
+                         cluster (--kubeconfig, --context) and kept as they are.
 
 With --previous-rules (the rule files the running pods serve), the new
 rules are first compared with them on generated objects (check's
@@ -81,6 +88,8 @@ See docs/production.md.`,
 	f.StringArrayVar(&o.previous, "previous-rules", nil, "rule file the running pods serve; the new rules must give the same answers")
 	f.IntVar(&o.rolloutObjs, "rollout-objects", 200, "generated objects per version pair for the --previous-rules comparison")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the --previous-rules comparison (0: random)")
+	f.BoolVar(&o.reuseCerts, "reuse-certs", false, "with --certs hubspoke: keep the certificates and caBundle the cluster holds")
+	o.kube.add(cmd)
 	return cmd
 }
 
@@ -106,9 +115,17 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if o.opts.Replicas < 2 {
 		return usagef("deploy: --replicas %d: at least 2, or every restart of the webhook makes the CRDs unavailable", o.opts.Replicas)
 	}
+	if o.reuseCerts && o.opts.Certs != deploy.Hubspoke {
+		return usagef("deploy: --reuse-certs is for --certs hubspoke (cert-manager keeps its own)")
+	}
 	in, err := deploy.LoadInputs(o.crds, o.rules, os.ReadFile)
 	if err != nil {
 		return err
+	}
+	if o.reuseCerts {
+		if err := o.loadCerts(cmd); err != nil {
+			return err
+		}
 	}
 	if len(o.previous) > 0 {
 		if err := o.checkRollout(cmd, in); err != nil {
@@ -163,5 +180,26 @@ func (o *deployOptions) checkRollout(cmd *cobra.Command, in []deploy.Input) erro
 		fmt.Fprintln(cmd.ErrOrStderr(), "deploy: refusing the new rules: during a rollout old and new pods would answer differently (above); nothing printed")
 		return exitError{exitFail}
 	}
+	return nil
+}
+
+// loadCerts reads the running deployment's certificates and caBundle.
+func (o *deployOptions) loadCerts(cmd *cobra.Command) error {
+	cfg, err := o.kube.config()
+	if err != nil {
+		return err
+	}
+	var c rotate.Clients
+	if c.Core, err = kubernetes.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if c.APIExtensions, err = apiextclient.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	st, err := rotate.Load(cmd.Context(), c, o.opts.Namespace, o.opts.Name)
+	if err != nil {
+		return fmt.Errorf("deploy: --reuse-certs: %w (for a first install, leave --reuse-certs out)", err)
+	}
+	o.opts.CA, o.opts.Serving, o.opts.CABundle = st.CA, st.Serving, st.CABundle
 	return nil
 }
