@@ -9,7 +9,9 @@ import (
 	"github.com/hubspoke/hubspoke/internal/cli"
 )
 
-func TestExplainExitCodes(t *testing.T) {
+// Usage errors of explain and doctor exit 2; doctor's findings are tested
+// in package doctor and test/e2e.
+func TestExplainDoctorExitCodes(t *testing.T) {
 	for _, row := range []struct {
 		name string
 		args []string
@@ -22,6 +24,11 @@ func TestExplainExitCodes(t *testing.T) {
 		{"empty message", []string{"explain", "  "}, 2},
 		{"missing file", []string{"explain", "-f", "/nonexistent/log"}, 2},
 		{"two messages", []string{"explain", "a", "b"}, 2},
+		{"doctor without a CRD", []string{"doctor"}, 2},
+		{"doctor bad output", []string{"doctor", "-o", "yaml", "widgets.example.com"}, 2},
+		{"doctor missing kubeconfig", []string{"doctor", "--kubeconfig", "/nonexistent/config", "widgets.example.com"}, 2},
+		{"doctor missing planned CRD", []string{"doctor", "-f", "/nonexistent/crd.yaml", "widgets.example.com"}, 2},
+		{"doctor unreachable cluster", []string{"doctor", "--kubeconfig", "testdata/unreachable.kubeconfig", "widgets.example.com"}, 2},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -55,6 +55,7 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		newCheckCmd(),
 		// subcommands: keep one line each, in alphabetical order below this line
 		newBackupCmd(),
+		newDoctorCmd(),
 		newExplainCmd(),
 		newMigrateCmd(),
 		newPlanCmd(),
