@@ -45,6 +45,7 @@ func (d *diagnosis) checkLive() {
 	}
 	var fails []failure
 	var okOps []string
+	converted := false // a conversion through the webhook succeeded
 	samples := map[string][]unstructured.Unstructured{}
 	objects := 0
 	for _, v := range d.served {
@@ -71,8 +72,10 @@ func (d *diagnosis) checkLive() {
 		}
 		switch {
 		case err == nil:
+			converted = true
 			okOps = append(okOps, fmt.Sprintf("dry-run create through %s (%s -> %s -> %s)", v, v, d.storage, v))
 		case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err):
+			converted = true
 			// Converted to the storage version, then refused by validation.
 			okOps = append(okOps, fmt.Sprintf("dry-run create through %s (%s -> %s; the object was then refused: %s)", v, v, d.storage, apierrors.ReasonForError(err)))
 		default:
@@ -80,6 +83,7 @@ func (d *diagnosis) checkLive() {
 		}
 	}
 	if len(fails) == 0 {
+		d.liveProved = converted
 		msg := strings.Join(okOps, "; ")
 		if objects == 0 {
 			msg += " (no objects exist: reads converted nothing)"
@@ -261,8 +265,24 @@ func (d *diagnosis) directMatters(f check.Finding) bool {
 	return f.Severity != check.SeverityWarning
 }
 
-// correlate revisits warnings that a later failure shows to be the cause.
+// correlate revisits findings in the light of later ones: a warning a
+// later failure shows to be the cause, and errors about what doctor saw at
+// an endpoint when the API server converts through the same Service
+// without fault (doctor then reached something else: a proxy, a NAT, or
+// another pod than the ones the API server uses).
 func (d *diagnosis) correlate() {
+	if d.liveProved {
+		for i := range d.r.Findings {
+			f := &d.r.Findings[i]
+			switch f.Check {
+			case CheckReachable, CheckCertChain, CheckCertNames, CheckCertExpiry, CheckDirect:
+				if f.Severity == SeverityError {
+					f.Severity = SeverityWarning
+					f.Cause = fmt.Sprintf("yet conversions through the API server succeed, so it reaches a webhook that works: doctor reached %s through something else (a proxy, a NAT) or reached a replica the API server did not use; if conversions fail only sometimes, this replica is why. Give the serving certificate with --cert-file to check it. (%s)", orDefault(d.dialled, "the endpoint"), f.Cause)
+				}
+			}
+		}
+	}
 	rv := d.r.Find(CheckReviewVersions)
 	live, direct := d.r.Find(CheckLive), d.r.Find(CheckDirect)
 	failing := (live != nil && live.Severity == SeverityError) || (direct != nil && direct.Severity == SeverityError)

@@ -38,10 +38,11 @@ type diagnosis struct {
 	caPool  *x509.CertPool
 	caCerts []*x509.Certificate
 
-	endpoints []endpoint
-	dialled   string // an endpoint that completed a TLS handshake
-	chain     []*x509.Certificate
-	certOK    bool
+	endpoints  []endpoint
+	dialled    string // an endpoint that completed a TLS handshake
+	liveProved bool   // a conversion through the API server succeeded
+	chain      []*x509.Certificate
+	certOK     bool
 }
 
 type endpoint struct {

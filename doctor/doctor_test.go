@@ -185,17 +185,26 @@ func TestDoctorFirstCause(t *testing.T) {
 		}, doctor.CheckEndpointsReady, []string{"none of the 1 endpoints is ready", "/readyz"}},
 		{"caBundle of another CA", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = newCA(t, "another-ca").pem
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority`)
 		}, doctor.CheckCertChain, []string{`issuer "CN=webhook-ca"`, `"CN=another-ca"`, "caBundle"}},
 		{"certificate for the pod IP only", func(t *testing.T, w *world) {
 			w.cert = leaf(t, w.ca, nil, []net.IP{net.ParseIP(podIP)}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour*24*365))
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match widget-webhook.default.svc`)
 		}, doctor.CheckCertNames, []string{podIP, "DNS SANs " + svcHost}},
 		{"expired certificate", func(t *testing.T, w *world) {
 			w.cert = leaf(t, w.ca, []string{svcHost}, nil, time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour))
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is after 2026-12-02T21:00:00Z`)
 		}, doctor.CheckCertExpiry, []string{"expired at"}},
-		{"webhook down", func(t *testing.T, w *world) { w.down = true }, doctor.CheckReachable, []string{"connection refused", "down"}},
+		{"webhook down", func(t *testing.T, w *world) {
+			w.down = true
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
+		}, doctor.CheckReachable, []string{"connection refused", "down"}},
 		{"empty caBundle", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
 		}, doctor.CheckCABundle, []string{"system roots", "base64"}},
+		{"doctor reaches another server than the API server does", func(t *testing.T, w *world) {
+			w.cert = leaf(t, newCA(t, "some-proxy-ca"), []string{"proxy.example"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour*24*365))
+		}, "", nil},
 		{"storedVersions: the planned CRD drops a stored version", func(t *testing.T, w *world) {
 			w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
 			planned := w.crd.DeepCopy()
@@ -216,6 +225,7 @@ func TestDoctorFirstCause(t *testing.T) {
 		}, doctor.CheckLive, []string{"Conversions to v1alpha1 (from v1) fail while conversions from v1alpha1 succeed", "both directions"}},
 		{"conversionReviewVersions without v1, webhook speaks v1 only", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ConversionReviewVersions = []string{"v1beta1"}
+			w.reactor = apiServerFails(`the server rejected our request for an unknown reason`)
 			inner := w.handler
 			w.handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				body := new(bytes.Buffer)
@@ -276,6 +286,7 @@ func TestExplainChecksExist(t *testing.T) {
 func TestReportJSON(t *testing.T) {
 	w := newWorld(t)
 	w.down = true
+	w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
 	r := w.run(t)
 	var b bytes.Buffer
 	if err := r.WriteJSON(&b); err != nil {
@@ -285,6 +296,17 @@ func TestReportJSON(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("JSON lacks %s:\n%s", s, b.String())
 		}
+	}
+}
+
+// apiServerFails makes every read and write through v1alpha1 fail as the
+// API server fails a conversion whose webhook call failed with reason.
+func apiServerFails(reason string) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetResource().Version == "v1alpha1" {
+			return true, nil, apierrors.NewInternalError(fmt.Errorf("conversion webhook for example.com/v1, Kind=Widget failed: %s", reason))
+		}
+		return false, nil, nil
 	}
 }
 

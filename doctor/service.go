@@ -166,8 +166,12 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 			f.Cause += fmt.Sprintf("; the EndpointSlices serve port names %s, not the Service port's %q", strings.Join(otherPorts, ", "), sp.Name)
 			f.Fix = "give the Service port and the EndpointSlice port the same name"
 		case len(svc.Spec.Selector) == 0:
-			f.Cause += "; the Service has no selector and no EndpointSlice names it (label " + discoveryv1.LabelServiceName + "=" + d.svcName + ")"
-			f.Fix = "give the Service a selector matching the webhook pods' labels"
+			if len(list.Items) == 0 {
+				f.Cause += "; the Service has no selector and no EndpointSlice names it (label " + discoveryv1.LabelServiceName + "=" + d.svcName + ")"
+			} else {
+				f.Cause += "; the Service has no selector, and its EndpointSlices (written by hand or by a controller) list no endpoint"
+			}
+			f.Fix = "give the Service a selector matching the webhook pods' labels (or have the controller that writes its EndpointSlices add the webhook's endpoints)"
 		case len(pods) == 0:
 			f.Cause += fmt.Sprintf("; its selector %s matches no pod", selectorString(svc.Spec.Selector))
 			f.Fix = fmt.Sprintf("kubectl get pods -n %s --show-labels   # then fix the Service's selector or the Deployment's pod labels", d.svcNS)
