@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/informers"
@@ -256,6 +257,15 @@ func TestExplainRealMessages(t *testing.T) {
 				c.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{}
 			})
 		}, "webhook-no-service-or-url", nil},
+
+		// --- reading stored objects (k8s.io/apiserver/pkg/storage) ---
+		{"stored object the API server cannot decode", func(t *testing.T) string {
+			return storage.NewCorruptObjError("/registry/example.com/widgets/default/w0", errors.New("identity transformer tried to read encrypted data")).Error()
+		}, "storage-corrupt-object", map[string]string{"key": "/registry/example.com/widgets/default/w0"}},
+		{"list whose conversion failed (kube-apiserver 1.37)", func(t *testing.T) string {
+			inner := convertErr(t, conv{handler: respond(func(r *review) { r.Response.UID = "0000" })})
+			return storage.NewCorruptObjError("/registry/example.com/widgets/default/w0", errors.New(inner)).Error()
+		}, "response-uid-mismatch", nil},
 
 		// --- reading a version the API server does not serve ---
 		{"version not served", func(t *testing.T) string {
@@ -636,3 +646,23 @@ func manyNames(n int) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A wrapper around a recognised error is context: its stand-alone reading
+// (a corrupt object, a webhook's own refusal) would mislead.
+func TestWrappersBecomeContext(t *testing.T) {
+	inner := convertErr(t, conv{handler: respond(func(r *review) { r.Response.UID = "0000" })})
+	msg := storage.NewCorruptObjError("/registry/example.com/widgets/default/w0", errors.New(inner)).Error()
+	xs := explain.Explain(msg)
+	if got := ids(xs); got != "response-uid-mismatch,conversion-webhook-failed,storage-corrupt-object" {
+		t.Fatalf("explanations %s", got)
+	}
+	for _, x := range xs[1:] {
+		if !strings.Contains(x.Cause, "inside") || len(x.Fixes) != 0 {
+			t.Errorf("%s: cause %q, fixes %q; want the wrapped reading", x.ID, x.Cause, x.Fixes)
+		}
+	}
+	alone := explain.Explain(storage.NewCorruptObjError("/k", errors.New("bad data")).Error())
+	if len(alone) != 1 || strings.Contains(alone[0].Cause, "inside") {
+		t.Errorf("a corrupt object alone: %+v", alone)
+	}
+}

@@ -350,6 +350,17 @@ var table = []entry{
 		check: checkReviewVersions, source: srcValidation,
 	},
 
+	// --- reading stored objects ---
+	{
+		id: "storage-corrupt-object", title: "the API server could not decode a stored object",
+		re:      pattern("StorageError: corrupt object, Code: %d, Key: %s, ResourceVersion: %d, AdditionalErrorMsg: %v", `(?P<code>\d+)`, `(?P<key>\S+)`, `(?P<rv>\d+)`, rest),
+		cause:   "The object stored at ${key} could not be decrypted or decoded: its data in etcd is damaged, encrypted with a key the API server no longer has, or of a version the CRD no longer defines.",
+		wrapped: "The API server calls the object at ${key} corrupt because it could not convert it for this read; the stored data is fine — the conversion failed, for the reason inside this error.",
+		fixes: []string{"Check the API server's encryption configuration and the CRD's versions against status.storedVersions.",
+			"As a last resort, delete the one object: kubectl delete --ignore-store-read-error-with-cluster-breaking-potential ..."},
+		check: checkLive, source: "k8s.io/apiserver/pkg/storage/errors.go",
+	},
+
 	// --- requests for a version or kind the API server does not serve ---
 	{
 		id: "resource-not-found", title: "the API server does not serve this resource",
