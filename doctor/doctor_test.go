@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -143,7 +144,7 @@ func (w *world) run(t *testing.T) *doctor.Report {
 	}
 	c := doctor.Clients{Kube: fake.NewClientset(kubeObjs...), Extensions: apiextfake.NewClientset(w.crd), Dynamic: dyn}
 	opts := doctor.Options{Planned: w.planned, DialTimeout: time.Second, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr == net.JoinHostPort(podIP, fmt.Sprint(podPort)) {
+		if addr == net.JoinHostPort(podIP, fmt.Sprint(podPort)) || addr == "webhook.example.com:8443" {
 			addr = real
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -205,6 +206,20 @@ func TestDoctorFirstCause(t *testing.T) {
 		{"doctor reaches another server than the API server does", func(t *testing.T, w *world) {
 			w.cert = leaf(t, newCA(t, "some-proxy-ca"), []string{"proxy.example"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour*24*365))
 		}, "", nil},
+		{"url clientConfig, certificate for other names", func(t *testing.T, w *world) {
+			cc := w.crd.Spec.Conversion.Webhook.ClientConfig
+			cc.Service, cc.URL = nil, ptr("https://webhook.example.com:8443/convert")
+			w.reactor = apiServerFails(`Post "https://webhook.example.com:8443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for widget-webhook.default.svc, not webhook.example.com`)
+		}, doctor.CheckCertNames, []string{"do not include webhook.example.com", "DNS SANs webhook.example.com"}},
+		{"endpoint unreachable from here, certificate from --cert-file", func(t *testing.T, w *world) {
+			w.configure = func(o *doctor.Options) {
+				o.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("i/o timeout")}
+				}
+				o.ServingCert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf(t, w.ca, []string{"localhost"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)).Certificate[0]})
+			}
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for localhost, not widget-webhook.default.svc`)
+		}, doctor.CheckCertNames, []string{"(localhost) do not include widget-webhook.default.svc"}},
 		{"storedVersions: the planned CRD drops a stored version", func(t *testing.T, w *world) {
 			w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
 			planned := w.crd.DeepCopy()
