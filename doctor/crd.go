@@ -69,10 +69,12 @@ func (d *diagnosis) run(name string) error {
 	if !d.checkCRD() {
 		return nil
 	}
-	if d.svcName != "" && !d.checkService() {
-		return nil
+	// When the API server cannot reach an endpoint, the certificate cannot
+	// be read either; the live check still runs: its error, the API
+	// server's own, confirms the cause.
+	if d.svcName == "" || d.checkService() {
+		d.checkCertificate()
 	}
-	d.checkCertificate()
 	d.checkLive()
 	d.checkDirect()
 	d.correlate()

@@ -271,8 +271,14 @@ func (d *diagnosis) skip(check, format string, args ...any) {
 	d.add(Finding{Check: check, Severity: SeveritySkipped, Message: fmt.Sprintf(format, args...)})
 }
 
-// skipRest marks every check after the named ones as skipped.
+// skipFrom marks every check from first on that has not run as skipped.
 func (d *diagnosis) skipFrom(first string, why string) {
+	d.skipThrough(first, Checks[len(Checks)-1], why)
+}
+
+// skipThrough marks the checks from first through last that have not run
+// as skipped.
+func (d *diagnosis) skipThrough(first, last string, why string) {
 	on := false
 	for _, c := range Checks {
 		if c == first {
@@ -280,6 +286,9 @@ func (d *diagnosis) skipFrom(first string, why string) {
 		}
 		if on && d.r.Find(c) == nil {
 			d.skip(c, "%s", why)
+		}
+		if c == last {
+			return
 		}
 	}
 }

@@ -2,14 +2,18 @@ package doctor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hubspoke/hubspoke/doctor"
 )
@@ -34,23 +38,39 @@ func ExampleRun() {
 		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1"},
 			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}},
 	}
+	// The API server's answer to reads through v1alpha1, as a cluster gives it.
+	widgets := func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "example.com", Version: v, Resource: "widgets"}
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{widgets("v1"): "WidgetList", widgets("v1alpha1"): "WidgetList"})
+	dyn.PrependReactor("*", "widgets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New(`conversion webhook for example.com/v1, Kind=Widget failed: ` +
+			`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": service "widget-webhook" not found`))
+	})
 	clients := doctor.Clients{
 		Kube:       fake.NewClientset(),
 		Extensions: apiextfake.NewClientset(crd),
-		Dynamic:    dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		Dynamic:    dyn,
 	}
 	report, err := doctor.Run(context.Background(), clients, "widgets.example.com", doctor.Options{})
 	if err != nil {
 		panic(err)
 	}
 	for _, f := range report.Findings {
-		if f.Severity == doctor.SeverityError {
-			fmt.Printf("%s: %s\n", f.Check, f.Message)
+		if f.Severity != doctor.SeverityError {
+			continue
+		}
+		if f.Explanation != nil { // the API server's error, translated
+			fmt.Printf("%s (%s)\n", f.Check, f.Explanation.ID)
+		} else {
+			fmt.Println(f.Check)
 		}
 	}
 	fmt.Println("first:", report.Cause().Check)
 	// Output:
-	// crd.caBundle: caBundle holds no PEM certificate
-	// service: Service default/widget-webhook, named in clientConfig.service, does not exist
+	// crd.caBundle
+	// service
+	// conversion.live (service-not-found)
 	// first: crd.caBundle
 }

@@ -30,12 +30,12 @@ func (d *diagnosis) checkService() bool {
 			f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/name", strconv.Quote(cand))
 		}
 		d.add(f)
-		d.skipFrom(CheckServicePort, "no Service")
+		d.skipThrough(CheckServicePort, CheckCertExpiry, "no Service")
 		return false
 	}
 	if err != nil {
 		d.add(Finding{Check: CheckService, Severity: SeverityError, Message: "get Service: " + err.Error(), Explanation: explained(err.Error())})
-		d.skipFrom(CheckServicePort, "the Service could not be read")
+		d.skipThrough(CheckServicePort, CheckCertExpiry, "the Service could not be read")
 		return false
 	}
 	switch {
@@ -43,7 +43,7 @@ func (d *diagnosis) checkService() bool {
 		d.add(Finding{Check: CheckService, Severity: SeverityError, Message: fmt.Sprintf("Service %s/%s is of type ExternalName (%s)", d.svcNS, d.svcName, svc.Spec.ExternalName),
 			Cause: "the API server routes conversions only to ClusterIP, NodePort and LoadBalancer Services (unsupported service type \"ExternalName\")",
 			Fix:   "replace it with a ClusterIP Service selecting the webhook pods, or use clientConfig.url"})
-		d.skipFrom(CheckServicePort, "ExternalName Service")
+		d.skipThrough(CheckServicePort, CheckCertExpiry, "ExternalName Service")
 		return false
 	case svc.Spec.ClusterIP == corev1.ClusterIPNone:
 		d.add(Finding{Check: CheckService, Severity: SeverityWarning, Message: fmt.Sprintf("Service %s/%s is headless (clusterIP: None)", d.svcNS, d.svcName),
@@ -71,7 +71,7 @@ func (d *diagnosis) checkService() bool {
 			f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/port", ports[0])
 		}
 		d.add(f)
-		d.skipFrom(CheckEndpoints, "no such Service port")
+		d.skipThrough(CheckEndpoints, CheckCertExpiry, "no such Service port")
 		return false
 	}
 	target := sp.TargetPort
@@ -128,7 +128,7 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 	list, err := d.c.Kube.DiscoveryV1().EndpointSlices(d.svcNS).List(d.ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + d.svcName})
 	if err != nil {
 		d.add(Finding{Check: CheckEndpoints, Severity: SeverityError, Message: "list EndpointSlices: " + err.Error()})
-		d.skipFrom(CheckEndpointsReady, "EndpointSlices could not be read")
+		d.skipThrough(CheckEndpointsReady, CheckCertExpiry, "EndpointSlices could not be read")
 		return false
 	}
 	var otherPorts []string
@@ -180,8 +180,8 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 			f.Fix = fmt.Sprintf("kubectl describe pods -n %s -l %s", d.svcNS, selectorString(svc.Spec.Selector))
 		}
 		d.add(f)
-		d.skipFrom(CheckEndpointsReady, "no endpoints")
-		return true // the live check confirms what the API server says
+		d.skipThrough(CheckEndpointsReady, CheckCertExpiry, "no endpoints")
+		return false
 	}
 	var ready, notReady []string
 	for _, e := range d.endpoints {
