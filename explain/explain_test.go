@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +38,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/server/egressselector"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -216,6 +220,9 @@ func TestExplainRealMessages(t *testing.T) {
 				}
 			}), timeout: 100 * time.Millisecond})
 		}, "deadline-exceeded", nil},
+		{"webhook down behind an egress proxy (konnectivity)", func(t *testing.T) string {
+			return egressDialErr(t, "10.244.0.3:9443")
+		}, "egress-proxy-dial-failed", map[string]string{"addr": "10.244.0.3:9443", "code": "502"}},
 		{"dial timeout", func(t *testing.T) string {
 			_, err := net.DialTimeout("tcp", "192.0.2.1:443", time.Nanosecond)
 			return errString(t, err)
@@ -665,4 +672,42 @@ func TestWrappersBecomeContext(t *testing.T) {
 	if len(alone) != 1 || strings.Contains(alone[0].Cause, "inside") {
 		t.Errorf("a corrupt object alone: %+v", alone)
 	}
+}
+
+// egressDialErr dials addr through the API server's egress selector, with
+// an HTTP CONNECT proxy on a Unix socket that cannot reach it.
+func egressDialErr(t *testing.T, addr string) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			req, err := http.ReadRequest(bufio.NewReader(c))
+			if err == nil {
+				fmt.Fprintf(c, "HTTP/1.1 502 dial tcp %s\r\nContent-Length: 0\r\n\r\n", req.Host)
+			}
+			c.Close()
+		}
+	}()
+	sel, err := egressselector.NewEgressSelector(&apiserverconfig.EgressSelectorConfiguration{EgressSelections: []apiserverconfig.EgressSelection{{
+		Name: "cluster", Connection: apiserverconfig.Connection{ProxyProtocol: apiserverconfig.ProtocolHTTPConnect,
+			Transport: &apiserverconfig.Transport{UDS: &apiserverconfig.UDSTransport{UDSName: sock}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial, err := sel.Lookup(egressselector.Cluster.AsNetworkContext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dial(context.Background(), "tcp", addr)
+	return errString(t, err)
 }

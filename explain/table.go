@@ -284,6 +284,13 @@ var table = []entry{
 		check: checkReachable, source: srcNet,
 	},
 	{
+		id: "egress-proxy-dial-failed", title: "the API server's egress proxy could not reach the webhook",
+		re:    pattern("proxy error from %s while dialing %s, code %d: %v", `(?P<proxy>\S+)`, `(?P<addr>\S+)`, `(?P<code>\d+)`, `(?P<status>.+)`),
+		cause: "The API server reaches the cluster network through an egress proxy (konnectivity, or the sandbox's), and the proxy could not connect to ${addr} (HTTP ${code}): nothing listens there — the webhook process is down or the Service's targetPort is not its port — or the proxy's agents cannot reach the pod.",
+		fixes: []string{"kubectl get pods -o wide for the webhook, and compare the Service's targetPort with the webhook's port.", "On konnectivity clusters, check the konnectivity-agent pods and their logs.", fixDoctor},
+		check: checkReachable, source: "k8s.io/apiserver/pkg/server/egressselector/egress_selector.go",
+	},
+	{
 		id: "dial-timeout", title: "the webhook's address does not answer",
 		re:    pattern("dial tcp %v: i/o timeout", `(?P<addr>\S+)`),
 		cause: "Connecting to ${addr} timed out: a NetworkPolicy or firewall drops the API server's traffic to the webhook pods (on managed clusters the control plane reaches nodes only on some ports), or the endpoint is stale.",
