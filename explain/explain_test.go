@@ -121,6 +121,16 @@ func TestExplainRealMessages(t *testing.T) {
 		{"invalid labels, list", func(t *testing.T) string {
 			return convertErr(t, conv{list: true, handler: respond(func(r *review) { setMeta(r, "labels", map[string]any{"n": 1}) })})
 		}, "object-invalid-metadata", map[string]string{"index": "0"}},
+		{"HTTP 400: a review version the webhook does not read", func(t *testing.T) string {
+			return convertErr(t, conv{reviewVersions: []string{"v1beta1"}, handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "this webhook reads apiextensions.k8s.io/v1 ConversionReviews only", http.StatusBadRequest)
+			})})
+		}, "webhook-bad-request", map[string]string{"gvk": "example.com/v1, Kind=Widget"}},
+		{"HTTP 500", func(t *testing.T) string {
+			return convertErr(t, conv{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "panic: runtime error", http.StatusInternalServerError)
+			})})
+		}, "webhook-server-error", map[string]string{"body": "panic: runtime error"}},
 		{"wrong path: 404", func(t *testing.T) string {
 			return convertErr(t, conv{handler: http.NotFoundHandler()})
 		}, "webhook-path-not-found", nil},

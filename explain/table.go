@@ -68,6 +68,22 @@ var table = []entry{
 		check: checkDirect, source: srcConverter, replaces: []string{"conversion-webhook-failed", "resource-not-found"},
 	},
 	{
+		id: "webhook-bad-request", title: "the webhook answered HTTP 400",
+		re:    pattern("conversion webhook for %v failed: the server rejected our request for an unknown reason", gvk),
+		cause: "The webhook answered the review for ${gvk} with HTTP 400 and no ConversionReview: it could not read the request — most often a ConversionReview version it does not decode (the API server sends the first of spec.conversion.conversionReviewVersions it supports, v1beta1 when v1 is not listed).",
+		fixes: []string{"List v1 first in conversionReviewVersions: kubectl patch crd CRD-NAME --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/conversion/webhook/conversionReviewVersions\",\"value\":[\"v1\",\"v1beta1\"]}]'", fixLogs},
+		check: checkReviewVersions, source: srcConverter + " (HTTP 400 through k8s.io/apimachinery/pkg/api/errors)",
+		replaces: []string{"conversion-webhook-failed"},
+	},
+	{
+		id: "webhook-server-error", title: "the webhook answered an HTTP error",
+		re:    pattern("conversion webhook for %v failed: an error on the server (%q) has prevented the request from succeeding", gvk, quoted("body")),
+		cause: "The webhook answered the review for ${gvk} with an HTTP 5xx error (\"${body}\") instead of a ConversionReview: it crashed or failed while converting (a conversion that fails should answer 200 with result.status Failure and a message).",
+		fixes: []string{fixLogs, "Return conversion errors in the ConversionReview (result.status Failure, message) rather than as HTTP errors."},
+		check: checkDirect, source: srcConverter + " (HTTP 5xx through k8s.io/apimachinery/pkg/api/errors)",
+		replaces: []string{"conversion-webhook-failed"},
+	},
+	{
 		id: "response-uid-mismatch", title: "the response's uid is not the request's",
 		re:    pattern("expected response.uid=%q, got %q", quoted("want"), quoted("got")),
 		cause: "The webhook answered with response.uid \"${got}\" instead of echoing request.uid \"${want}\"; the API server drops a response meant for another request.",
