@@ -50,8 +50,13 @@ func (d *diagnosis) checkCertificate() {
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			refused = append(refused, fmt.Sprintf("%s (%v)", addr, err))
-		} else {
-			unreachable = append(unreachable, fmt.Sprintf("%s (%v)", addr, err))
+			continue
+		}
+		// Unreachable (a timeout, no route): the other pod IPs are
+		// likely unreachable too; do not wait for each.
+		unreachable = append(unreachable, fmt.Sprintf("%s (%v)", addr, err))
+		if len(refused) == 0 {
+			break
 		}
 	}
 	switch {
