@@ -41,12 +41,17 @@ func (d *diagnosis) checkCertificate() {
 			}
 		}
 	}
-	var refused, unreachable []string
+	var refused, unreachable, badTLS []string
 	for _, addr := range targets {
 		chain, err := d.handshake(addr)
 		if err == nil {
 			d.dialled, d.chain = addr, chain
 			break
+		}
+		var te tlsError
+		if errors.As(err, &te) {
+			badTLS = append(badTLS, fmt.Sprintf("%s (%v)", addr, te.err))
+			continue
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			refused = append(refused, fmt.Sprintf("%s (%v)", addr, err))
@@ -68,6 +73,12 @@ func (d *diagnosis) checkCertificate() {
 			Cause:       "nothing listens at the endpoint: the webhook process is down (crashed, not started) while its endpoint is still listed, or the Service's targetPort is not the port the webhook listens on",
 			Fix:         fmt.Sprintf("kubectl get pods -n %s -o wide; kubectl logs -n %s POD   # and compare the Service's targetPort with the webhook's --addr", orDefault(d.svcNS, "NAMESPACE"), orDefault(d.svcNS, "NAMESPACE")),
 			Explanation: explained(refused[0])})
+	case len(badTLS) > 0:
+		d.add(Finding{Check: CheckReachable, Severity: SeverityError,
+			Message:     "TLS handshake failed: " + strings.Join(badTLS, "; "),
+			Cause:       "the endpoint accepts connections but does not complete a TLS handshake: it serves plain HTTP, requires a client certificate (the API server presents none to conversion webhooks), or has no certificate loaded",
+			Fix:         "serve HTTPS on the webhook's port with a certificate for " + d.host + ", client certificates optional",
+			Explanation: explained(badTLS[0])})
 	case len(targets) == 0:
 		d.skip(CheckReachable, "no endpoint to dial")
 	default:
@@ -164,7 +175,7 @@ func (d *diagnosis) handshake(addr string) ([]*x509.Certificate, error) {
 	defer raw.Close()
 	conn := tls.Client(raw, &tls.Config{ServerName: d.host, InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}) //nolint:gosec // read the certificate to verify it below
 	if err := conn.HandshakeContext(ctx); err != nil {
-		return nil, err
+		return nil, tlsError{err}
 	}
 	return conn.ConnectionState().PeerCertificates, nil
 }
@@ -196,3 +207,8 @@ func parsePEM(data []byte) []*x509.Certificate {
 		}
 	}
 }
+
+// tlsError is a handshake that failed after the connection was made.
+type tlsError struct{ err error }
+
+func (e tlsError) Error() string { return e.err.Error() }

@@ -60,6 +60,7 @@ type world struct {
 	cert      tls.Certificate
 	ca        authority
 	down      bool // nothing listens at the endpoint
+	plainHTTP bool // the webhook serves HTTP, not HTTPS
 	handler   http.Handler
 	reactor   k8stesting.ReactionFunc // on the dynamic client
 	planned   []byte
@@ -120,8 +121,12 @@ func widget(version, name string, spec map[string]any) *unstructured.Unstructure
 func (w *world) run(t *testing.T) *doctor.Report {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(w.handler)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{w.cert}}
-	srv.StartTLS()
+	if w.plainHTTP {
+		srv.Start()
+	} else {
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{w.cert}}
+		srv.StartTLS()
+	}
 	t.Cleanup(srv.Close)
 	real := srv.Listener.Addr().String()
 	if w.down {
@@ -220,6 +225,10 @@ func TestDoctorFirstCause(t *testing.T) {
 			}
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for localhost, not widget-webhook.default.svc`)
 		}, doctor.CheckCertNames, []string{"(localhost) do not include widget-webhook.default.svc"}},
+		{"webhook serves plain HTTP", func(t *testing.T, w *world) {
+			w.plainHTTP = true
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": http: server gave HTTP response to HTTPS client`)
+		}, doctor.CheckReachable, []string{"TLS handshake failed", "plain HTTP"}},
 		{"storedVersions: the planned CRD drops a stored version", func(t *testing.T, w *world) {
 			w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
 			planned := w.crd.DeepCopy()
