@@ -189,3 +189,31 @@ func pattern(format string, groups ...string) *regexp.Regexp {
 	}
 	return regexp.MustCompile(b.String())
 }
+
+// crdNamePatterns find the CRD a message is about, where it says so.
+var crdNamePatterns = []*regexp.Regexp{
+	// an invalid CRD, as the API server (apierrors.NewInvalid) and kubectl say it
+	regexp.MustCompile(`CustomResourceDefinition(?:\.apiextensions\.k8s\.io)? "([a-z0-9-]+\.[a-z0-9.-]+)"`),
+	// a LIST whose objects could not be read (k8s.io/apiserver/pkg/storage/etcd3)
+	regexp.MustCompile(`failed to read one or more ([a-z0-9-]+\.[a-z0-9.-]+) from the storage`),
+	// the webhook client's name for a conversion webhook (webhook_converter.go)
+	regexp.MustCompile(`conversion_webhook_for_([a-z0-9-]+\.[a-z0-9.-]+)`),
+	// a stored object's key: /registry/GROUP/PLURAL/...
+	regexp.MustCompile(`/registry/([a-z0-9-]+\.[a-z0-9.-]+)/([a-z0-9-]+)/`),
+}
+
+// CRDName returns the name (plural.group) of the CRD msg is about, when
+// the message says, or "".
+func CRDName(msg string) string {
+	for i, re := range crdNamePatterns {
+		m := re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		if i == len(crdNamePatterns)-1 {
+			return m[2] + "." + m[1]
+		}
+		return m[1]
+	}
+	return ""
+}

@@ -721,3 +721,17 @@ func egressDialErr(t *testing.T, addr string) string {
 	_, err = dial(context.Background(), "tcp", addr)
 	return errString(t, err)
 }
+
+func TestCRDName(t *testing.T) {
+	inner := convertErr(t, conv{handler: respond(func(r *review) { r.Response.UID = "0000" })})
+	for _, row := range []struct{ name, msg, want string }{
+		{"invalid CRD", validateCRD(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Storage = true }), "widgets.example.com"},
+		{"stored object", storage.NewCorruptObjError("/registry/example.com/widgets/default/w0", errors.New(inner)).Error(), "widgets.example.com"},
+		{"webhook client", (&webhook.ErrCallingWebhook{WebhookName: "conversion_webhook_for_widgets.example.com", Reason: errors.New("x")}).Error(), "widgets.example.com"},
+		{"nothing", inner, ""},
+	} {
+		if got := explain.CRDName(row.msg); got != row.want {
+			t.Errorf("%s: CRDName = %q, want %q (%s)", row.name, got, row.want, row.msg)
+		}
+	}
+}

@@ -86,11 +86,11 @@ func (o *explainOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"explanations": xs}); err != nil {
+		if err := enc.Encode(map[string]any{"crd": explain.CRDName(msg), "explanations": xs}); err != nil {
 			return err
 		}
 	} else {
-		writeExplanations(out, xs)
+		writeExplanations(out, xs, orDefault(explain.CRDName(msg), "CRD-NAME"))
 	}
 	if len(xs) == 0 {
 		if o.output == "text" {
@@ -102,7 +102,7 @@ func (o *explainOptions) run(cmd *cobra.Command, args []string) error {
 }
 
 // writeExplanations prints the root cause first, then the errors around it.
-func writeExplanations(w io.Writer, xs []explain.Explanation) {
+func writeExplanations(w io.Writer, xs []explain.Explanation, crd string) {
 	for i, x := range xs {
 		if i == 1 {
 			fmt.Fprintln(w, "\naround it:")
@@ -117,10 +117,10 @@ func writeExplanations(w io.Writer, xs []explain.Explanation) {
 		if len(x.Fixes) > 0 {
 			fmt.Fprintln(w, "  fixes:")
 			for _, f := range x.Fixes {
-				fmt.Fprintf(w, "  - %s\n", f)
+				fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(f, "CRD-NAME", crd))
 			}
 		}
-		fmt.Fprintf(w, "  confirm: hubspoke doctor CRD-NAME (check %s)\n", x.Check)
+		fmt.Fprintf(w, "  confirm: hubspoke doctor %s (check %s)\n", crd, x.Check)
 		fmt.Fprintf(w, "  source: %s\n", x.Source)
 	}
 }
@@ -140,4 +140,11 @@ func (o *explainOptions) list(w io.Writer) error {
 		fmt.Fprintf(w, "%-30s %-28s %s\n", x.ID, x.Check, x.Title)
 	}
 	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
