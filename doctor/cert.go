@@ -67,11 +67,17 @@ func (d *diagnosis) checkCertificate() {
 	switch {
 	case d.dialled != "":
 		d.ok(CheckReachable, "TLS handshake with %s", d.dialled)
+	case len(refused) > 0 && d.url != "":
+		d.add(Finding{Check: CheckReachable, Severity: SeverityError,
+			Message:     "connection refused: " + strings.Join(refused, "; "),
+			Cause:       "nothing listens at the URL's host and port: the webhook process is down, or clientConfig.url names another port than the one it listens on",
+			Fix:         "start the webhook, or fix the port in clientConfig.url: " + d.patch("/spec/conversion/webhook/clientConfig/url", `"https://HOST:PORT/convert"`),
+			Explanation: explained(refused[0])})
 	case len(refused) > 0:
 		d.add(Finding{Check: CheckReachable, Severity: SeverityError,
 			Message:     "connection refused: " + strings.Join(refused, "; "),
 			Cause:       "nothing listens at the endpoint: the webhook process is down (crashed, not started) while its endpoint is still listed, or the Service's targetPort is not the port the webhook listens on",
-			Fix:         fmt.Sprintf("kubectl get pods -n %s -o wide; kubectl logs -n %s POD   # and compare the Service's targetPort with the webhook's --addr", orDefault(d.svcNS, "NAMESPACE"), orDefault(d.svcNS, "NAMESPACE")),
+			Fix:         fmt.Sprintf("kubectl get pods -n %s -o wide; kubectl logs -n %s POD   # and compare the Service's targetPort with the webhook's --addr", d.svcNS, d.svcNS),
 			Explanation: explained(refused[0])})
 	case len(badTLS) > 0:
 		d.add(Finding{Check: CheckReachable, Severity: SeverityError,

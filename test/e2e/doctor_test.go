@@ -147,7 +147,7 @@ func TestDoctorDiagnosesBrokenURLSetups(t *testing.T) {
 			want:  []string{"the planned CRD removes [v1alpha1], which status.storedVersions [v1alpha1 v1] still holds", "hubspoke migrate widgets.svc-"},
 			setup: plannedDropsV1alpha1},
 		{name: "url webhook down", confirm: "connection-refused", check: doctor.CheckReachable, cli: doctor.CheckReachable,
-			want: []string{"connection refused", "the webhook process is down"},
+			want: []string{"connection refused", "nothing listens at the URL's host and port: the webhook process is down"},
 			after: func(t *testing.T, s *setupState) {
 				s.server.Close()
 			}},
