@@ -161,7 +161,7 @@ func (d *diagnosis) checkCertificate() {
 			Fix:     "check the clocks; reissue the certificate with a NotBefore in the past"})
 	case left < d.o.ExpiryWarning:
 		d.add(Finding{Check: CheckCertExpiry, Severity: SeverityWarning,
-			Message: fmt.Sprintf("the serving certificate expires in %s (%s)", left.Round(time.Minute), leaf.NotAfter.UTC().Format(time.RFC3339)),
+			Message: fmt.Sprintf("the serving certificate expires in %s (%s)", humanDuration(left), leaf.NotAfter.UTC().Format(time.RFC3339)),
 			Cause:   "when it expires every conversion fails", Fix: "renew it now, or check that its renewal is automated"})
 	default:
 		d.ok(CheckCertExpiry, "valid until %s", leaf.NotAfter.UTC().Format(time.RFC3339))
@@ -218,3 +218,11 @@ func parsePEM(data []byte) []*x509.Certificate {
 type tlsError struct{ err error }
 
 func (e tlsError) Error() string { return e.err.Error() }
+
+// humanDuration says "10 days" for long durations, "5h30m0s" for short ones.
+func humanDuration(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", int(d.Hours()/24+0.5))
+	}
+	return d.Round(time.Minute).String()
+}

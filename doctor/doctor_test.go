@@ -404,3 +404,17 @@ func leaf(t *testing.T, ca authority, names []string, ips []net.IP, notBefore, n
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A certificate about to expire is a warning: conversions work today.
+func TestCertificateExpiringSoon(t *testing.T) {
+	w := newWorld(t)
+	w.cert = leaf(t, w.ca, []string{svcHost}, nil, time.Now().Add(-time.Hour), time.Now().Add(10*24*time.Hour))
+	r := w.run(t)
+	if c := r.Cause(); c != nil {
+		t.Fatalf("error %s: %s", c.Check, c.Message)
+	}
+	f := r.Find(doctor.CheckCertExpiry)
+	if f == nil || f.Severity != doctor.SeverityWarning || !strings.Contains(f.Message, "expires in 10 days") {
+		t.Fatalf("expiry finding %+v, want a warning that it expires in about 10 days", f)
+	}
+}
