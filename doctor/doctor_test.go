@@ -174,6 +174,14 @@ func TestDoctorFirstCause(t *testing.T) {
 	}{
 		{"healthy", func(t *testing.T, w *world) {}, "", nil},
 		{"no such CRD", func(t *testing.T, w *world) { w.crd.Name = "gadgets.example.com" }, doctor.CheckCRD, []string{"not found"}},
+		{"CRD not established: names conflict", func(t *testing.T, w *world) {
+			w.crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Reason: "MultipleNamesConflict", Message: `"widgets" is already in use`},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"}}
+		}, doctor.CheckConditions, []string{"NamesAccepted=False (MultipleNamesConflict", "is already in use"}},
+		{"strategy None between two versions", func(t *testing.T, w *world) {
+			w.crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		}, "", nil},
 		{"wrong Service name", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = "widget-webhok"
 		}, doctor.CheckService, []string{"widget-webhok", `"value":"widget-webhook"`}},
