@@ -161,7 +161,7 @@ var entryByID = func() map[string]*entry {
 	return m
 }()
 
-// quoteMeta turns a Go format string into a regexp: the format's literal
+// pattern turns a Go format string into a regexp: the format's literal
 // text is quoted, each verb becomes the next group in groups. It keeps the
 // table's patterns visibly the format strings of the source.
 func pattern(format string, groups ...string) *regexp.Regexp {
