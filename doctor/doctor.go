@@ -167,7 +167,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "\nfix first: %s: %s\n", c.Check, firstNonEmpty(c.Cause, c.Message))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nno problem found (%d errors)\n", 0)
+	warnings := 0
+	for _, f := range r.Findings {
+		if f.Severity == SeverityWarning {
+			warnings++
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nno error found (%d warnings)\n", warnings)
 	return err
 }
 
