@@ -1,12 +1,13 @@
 # One obvious way to run things. Every target is plain go commands.
 GO ?= go
 
-.PHONY: test lint race bench demo build
+.PHONY: test lint race bench demo build sandbox-assets
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
 ## path, the race detector on the server packages, and the demo exactly as
-## the README runs it.
-test: lint
+## the README runs it. The sandbox's binaries are built first, outside any
+## test's timeout.
+test: lint sandbox-assets
 	$(GO) test ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
 	$(GO) test -race ./review/... ./server/...
@@ -25,6 +26,12 @@ race:
 ## bench: every benchmark, hubspoke and controller-runtime in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./convert/ ./check/
+
+## sandbox-assets: build kube-apiserver and etcd for the sandbox (once per
+## version; several minutes from an empty build cache) and print their
+## directory.
+sandbox-assets:
+	$(GO) run ./cmd/hubspoke sandbox assets
 
 ## demo: the README's main job.
 demo:

@@ -217,7 +217,9 @@ func (e *lawEnv) step(data []byte, in any, from, to string) ([]byte, any, *Findi
 		var ce *convert.Error
 		if errors.As(err, &ce) {
 			f.Path = ce.Pointer
-			if ce.Rule != "" {
+			// A cel rule whose expressions do not invert each other on a
+			// valid value is a defect of the rules, not a refusal.
+			if ce.Rule != "" && !errors.Is(err, convert.ErrNotInverse) {
 				// A rule refused the value on purpose (round: reject,
 				// duplicate map keys, inexact scaling): the object cannot
 				// be read in that version, but nothing is lost silently.

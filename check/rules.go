@@ -153,7 +153,11 @@ func parseRules(name string, root *yamlv3.Node) (*Rules, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s:%d: spoke %s: %w", name, rn.Line, sp.Version, err)
 				}
-				sp.Rules = append(sp.Rules, rule)
+				rs, err := funcsRules(rule)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: spoke %s: %w", name, rn.Line, sp.Version, err)
+				}
+				sp.Rules = append(sp.Rules, rs...)
 			}
 		}
 		r.Spokes = append(r.Spokes, sp)

@@ -19,12 +19,17 @@
 // however long it is, and the scanner's work is mostly the grammar between
 // strings.
 //
-// Rules: Rename, Enum, Duration, IntToString, StringToInt, Scale, ListToMap,
-// HubOnly, SpokeOnly, and Funcs for Go code on the same raw Object API. Data
-// a version cannot hold (a hub-only field, a rounded duration's exact value,
-// a list's order) is kept in the PreservedAnnotation and restored on the way
-// back; an edit made through the other version since always wins over a kept
-// value.
+// Rules: Rename, Enum and EnumWith (many to one, hub-only values), Duration
+// and DurationToInt, IntToString, StringToInt, Scale, ListToMap and
+// MapToList, ListToItem and ItemToList (a one-item list and its item), Split
+// and Join (a string and its parts, by a Pattern), HubOnly, SpokeOnly, and
+// Funcs for Go code on the same raw Object API. Every rule works through
+// lists and maps: a Path such as spec.containers[name=*].image or
+// spec.backends.*.weight runs the rule on every item it selects. Data a
+// version cannot hold (a hub-only field, a rounded duration's exact value, a
+// list's order, a value with no form there) is kept in the
+// PreservedAnnotation and restored on the way back; an edit made through the
+// other version since always wins over a kept value.
 //
 // Errors are *Error values naming the object, the JSON pointer, the rule and
 // the reason. Package convert/rules loads Definitions from YAML rule files;

@@ -29,6 +29,10 @@ type Error struct {
 	Rule string
 	// Err is the reason.
 	Err error
+
+	// abs marks a pointer that is absolute even when the error comes from
+	// a rule running on one item of a list (the preserved annotation).
+	abs bool
 }
 
 func (e *Error) Error() string {

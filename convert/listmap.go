@@ -35,6 +35,7 @@ type listMapRule struct {
 	key      string
 	keyType  KeyType
 	order    Order
+	spokeMap bool // the spoke holds the map and the hub the list
 }
 
 // ListToMap converts the spoke list from, whose items are objects with a
@@ -43,7 +44,19 @@ type listMapRule struct {
 // overwrite one another; so do items that are not objects or whose key is
 // missing or of the wrong type.
 func ListToMap(from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
-	if err := checkPair("listToMap", from, to); err != nil {
+	return listMap("listToMap", from, to, key, keyType, order)
+}
+
+// MapToList is ListToMap the other way round: the spoke field from holds
+// the map and the hub field to the list. The order of a list that is not
+// sorted by key is kept on the way to the spoke.
+func MapToList(from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
+	return listMap("mapToList", from, to, key, keyType, order)
+}
+
+func listMap(kind string, from, to Path, key string, keyType KeyType, order Order) (Rule, error) {
+	f, t, err := checkPair(kind, from, to)
+	if err != nil {
 		return nil, err
 	}
 	if key == "" {
@@ -63,11 +76,16 @@ func ListToMap(from, to Path, key string, keyType KeyType, order Order) (Rule, e
 	default:
 		return nil, fmt.Errorf("listToMap %s: order must be keep or ignore, got %q", from, order)
 	}
-	return &listMapRule{from: from, to: to, key: key, keyType: keyType, order: order}, nil
+	r := &listMapRule{from: f, to: t, key: key, keyType: keyType, order: order, spokeMap: kind == "mapToList"}
+	return scoped(r, from), nil
 }
 
 func (r *listMapRule) String() string {
-	s := fmt.Sprintf("listToMap %s", r.from)
+	kind := "listToMap"
+	if r.spokeMap {
+		kind = "mapToList"
+	}
+	s := fmt.Sprintf("%s %s", kind, r.from)
 	if !r.from.Equal(r.to) {
 		s += " -> " + r.to.String()
 	}
@@ -77,26 +95,34 @@ func (r *listMapRule) String() string {
 func (r *listMapRule) paths() []Path { return []Path{r.from, r.to} }
 
 func (r *listMapRule) ToHub(o *Object) error {
-	return move(o, r, r.from, r.to, func(n node) (node, error) { return r.listToMap(o, n) })
+	if r.spokeMap {
+		return move(o, r, r.from, r.to, func(n node) (node, error) { return r.mapToList(o, n, r.from) })
+	}
+	return move(o, r, r.from, r.to, func(n node) (node, error) { return r.listToMap(o, n, r.from, r.to) })
 }
 
 func (r *listMapRule) FromHub(o *Object) error {
-	return move(o, r, r.to, r.from, func(n node) (node, error) { return r.mapToList(o, n) })
+	if r.spokeMap {
+		return move(o, r, r.to, r.from, func(n node) (node, error) { return r.listToMap(o, n, r.to, r.from) })
+	}
+	return move(o, r, r.to, r.from, func(n node) (node, error) { return r.mapToList(o, n, r.to) })
 }
 
-func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
+// listToMap converts the list n read at listPath into the map written at
+// mapPath; the list's order is kept under mapPath.
+func (r *listMapRule) listToMap(o *Object, n node, listPath, mapPath Path) (node, error) {
 	if n.kind() != '[' {
-		return node{}, ruleErr(r, r.from, "value is %s, not a list", describe(n))
+		return node{}, ruleErr(r, listPath, "value is %s, not a list", describe(n))
 	}
 	items, err := o.st.elements(n.raw)
 	if err != nil {
-		return node{}, wrapRuleErr(r, r.from, err)
+		return node{}, wrapRuleErr(r, listPath, err)
 	}
 	keys := make([]string, 0, len(items))
 	seen := make(map[string]int, len(items))
 	vals := make([][]byte, 0, len(items))
 	for i := range items {
-		at := Path{segs: append(slices.Clone(r.from.segs), strconv.Itoa(i))}
+		at := Path{segs: append(slices.Clone(listPath.segs), strconv.Itoa(i))}
 		it := &items[i]
 		if ok, err := o.st.expand(it); err != nil {
 			return node{}, wrapRuleErr(r, at, err)
@@ -151,67 +177,59 @@ func (r *listMapRule) listToMap(o *Object, n node) (node, error) {
 	}
 	out = append(out, '}')
 	if r.order == OrderKeep && !slices.IsSorted(keys) {
-		if err := o.keepOrder(o.from, r.to, keys); err != nil {
-			return node{}, wrapRuleErr(r, r.to, err)
+		if err := o.keepOrder(o.from, mapPath, keys); err != nil {
+			return node{}, wrapRuleErr(r, mapPath, err)
 		}
 	}
 	return node{raw: o.st.keep(out)}, nil
 }
 
-func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
+// mapToList converts the map n read at mapPath into a list, in the order
+// kept under mapPath.
+func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	if ok, err := o.st.expand(&n); err != nil {
-		return node{}, wrapRuleErr(r, r.to, err)
+		return node{}, wrapRuleErr(r, mapPath, err)
 	} else if !ok {
-		return node{}, ruleErr(r, r.to, "value is %s, not a map", describe(n))
+		return node{}, ruleErr(r, mapPath, "value is %s, not a map", describe(n))
 	}
-	// Order: the kept order first (keys still present), then the rest in
-	// the map's order; sorted when order does not matter.
 	idx := make([]int, 0, len(n.obj.members))
 	for i := range n.obj.members {
 		if !n.obj.members[i].deleted {
 			idx = append(idx, i)
 		}
 	}
-	kept, err := o.takeOrder(o.to, r.to)
+	kept, err := o.takeOrder(o.to, mapPath)
 	if err != nil {
-		return node{}, wrapRuleErr(r, r.to, err)
+		return node{}, wrapRuleErr(r, mapPath, err)
 	}
-	switch {
-	case r.order == OrderIgnore:
-		slices.SortStableFunc(idx, func(a, b int) int {
-			ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
-			switch {
-			case ka < kb:
-				return -1
-			case ka > kb:
-				return 1
-			}
-			return 0
-		})
-	case len(kept) > 0:
-		rank := make(map[string]int, len(kept))
+	// Keys in the kept order first (those still present), then the rest
+	// sorted: the API server stores a map's keys sorted, so the map's own
+	// order carries nothing.
+	rank := make(map[string]int, len(kept))
+	if r.order == OrderKeep {
 		for i, k := range kept {
 			rank[k] = i
 		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			ra, oka := rank[decodeKey(n.obj.members[a].rawKey)]
-			rb, okb := rank[decodeKey(n.obj.members[b].rawKey)]
-			switch {
-			case oka && okb:
-				return ra - rb
-			case oka:
-				return -1
-			case okb:
-				return 1
-			}
-			return 0
-		})
 	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
+		ra, oka := rank[ka]
+		rb, okb := rank[kb]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(ka, kb)
+	})
 	out := []byte{'['}
 	for j, i := range idx {
 		m := &n.obj.members[i]
 		k := decodeKey(m.rawKey)
-		at := Path{segs: append(slices.Clone(r.to.segs), k)}
+		at := Path{segs: append(slices.Clone(mapPath.segs), k)}
 		v := &m.val
 		if ok, err := o.st.expand(v); err != nil {
 			return node{}, wrapRuleErr(r, at, err)
@@ -249,20 +267,51 @@ func (r *listMapRule) mapToList(o *Object, n node) (node, error) {
 	return node{raw: o.st.keep(out)}, nil
 }
 
+// offsetOf returns where b starts in the parser's document, if it is a part
+// of it.
+func (p *parser) offsetOf(b []byte) (int, bool) {
+	if len(b) == 0 || len(p.data) == 0 {
+		return 0, false
+	}
+	off := cap(p.data) - cap(b)
+	if off < 0 || off+len(b) > len(p.data) || &p.data[off] != &b[0] {
+		return 0, false
+	}
+	return off, true
+}
+
 // elements splits a (valid) JSON array into its items.
-func (s *state) elements(raw []byte) ([]node, error) {
-	p := s.subParser(raw)
-	defer s.done(&p)
-	p.pos = 1
-	var items []node
+func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, raw, nil) }
+
+// elementsTo appends the items of a (valid) JSON array to items. With a
+// non-nil t, items that are objects are expanded in the same pass (and
+// refused if they hold a key twice, as expand refuses them).
+func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
+	var p parser
+	if off, ok := s.p.offsetOf(raw); ok {
+		// A list of the document: read it there, with the document's
+		// stop bits, rather than mark its bytes again.
+		p = parser{st: s, data: s.p.data[:off+len(raw)], pos: off, marks: s.p.marks}
+	} else {
+		p = s.subParser(raw)
+		defer s.done(&p)
+	}
+	p.stack = s.p.stack[len(s.p.stack):]
+	raw = p.data
+	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(raw) && raw[p.pos] == ']' {
 		return items, nil
 	}
 	for {
-		it, err := p.value(nil)
+		it, err := p.value(t)
 		if err != nil {
 			return nil, err
+		}
+		if it.obj != nil {
+			if k, dup := duplicateKey(it.obj.members); dup {
+				return nil, fmt.Errorf("duplicate key %s in an object a rule changes", k)
+			}
 		}
 		items = append(items, it)
 		p.skipSpace()

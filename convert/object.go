@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Object is the raw JSON of one object while it is converted. Rules and Go
@@ -20,6 +22,82 @@ type Object struct {
 	// hub and spoke).
 	from, to string
 	pres     preservation
+
+	// An item of a list or map that a scoped rule runs on is an Object of
+	// its own, with the item under itemKey. top is the whole object (nil
+	// on the whole object itself), which holds the preserved annotation;
+	// item says where the item is, to name it in errors (by its JSON
+	// pointer) and in the annotation (by list-map key or position).
+	top  *Object
+	item itemRef
+}
+
+// itemRef is where an item is: in the list or map at path at of parent, at
+// index (a list) or under key (a map, or a list item picked by its list-map
+// key, whose value keyRaw holds). Names are built only when needed.
+type itemRef struct {
+	parent *Object
+	at     Path
+	index  int
+	key    string // map key
+	keyRaw []byte // list-map key value, as JSON
+	field  string // list-map key field
+}
+
+// ptrBase returns the JSON pointer of the item o holds.
+func (o *Object) ptrBase() string {
+	r := &o.item
+	base := r.parent.pointer(r.at) + "/"
+	if r.index >= 0 {
+		return base + strconv.Itoa(r.index)
+	}
+	return base + escapePointer(r.key)
+}
+
+// keyBase returns the name of the item o holds in the preserved annotation.
+func (o *Object) keyBase() string {
+	r := &o.item
+	base := r.parent.stashKey(r.at) + "/"
+	switch {
+	case r.keyRaw != nil:
+		return base + escapePointer(keySegment(r.field, r.keyRaw))
+	case r.index >= 0:
+		return base + strconv.Itoa(r.index)
+	}
+	return base + escapePointer(r.key)
+}
+
+// plainOnly refuses a path with selectors where one value is meant: Go
+// code reads and writes one value at a time.
+func plainOnly(p Path) error {
+	if p.HasSelectors() {
+		return fmt.Errorf("path %s names many values; Object's methods take the path of one value", p)
+	}
+	return nil
+}
+
+// whole returns the whole object o is part of.
+func (o *Object) whole() *Object {
+	if o.top != nil {
+		return o.top
+	}
+	return o
+}
+
+// pointer returns the JSON pointer of p in the whole object.
+func (o *Object) pointer(p Path) string {
+	if o.top == nil {
+		return p.plainPointer()
+	}
+	return o.ptrBase() + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
+}
+
+// stashKey names p in the preserved annotation.
+func (o *Object) stashKey(p Path) string {
+	if o.top == nil {
+		return p.plainPointer()
+	}
+	return o.keyBase() + strings.TrimPrefix(p.plainPointer(), "/"+itemKey)
 }
 
 // FromVersion is the version the object is converted from in this step.
@@ -31,6 +109,9 @@ func (o *Object) ToVersion() string { return o.to }
 // Get returns the raw JSON of the value at p and whether it exists. An
 // explicit null exists and is returned as "null".
 func (o *Object) Get(p Path) ([]byte, bool, error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	n, err := o.lookup(p)
 	if err != nil || n == nil {
 		return nil, false, err
@@ -56,6 +137,9 @@ func (o *Object) Decode(p Path, v any) (bool, error) {
 // Set stores raw (which must be valid JSON) at p, creating missing parent
 // objects. It fails if a parent exists and is not an object.
 func (o *Object) Set(p Path, raw []byte) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	sp := o.st.subParser(raw)
 	n, err := sp.parseDocument(nil)
 	o.st.done(&sp)
@@ -67,6 +151,9 @@ func (o *Object) Set(p Path, raw []byte) error {
 
 // Encode marshals v with encoding/json and stores it at p.
 func (o *Object) Encode(p Path, v any) error {
+	if err := plainOnly(p); err != nil {
+		return err
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Pointer(), err)
@@ -76,6 +163,9 @@ func (o *Object) Encode(p Path, v any) error {
 
 // Delete removes the value at p and returns its raw JSON, if it existed.
 func (o *Object) Delete(p Path) ([]byte, bool, error) {
+	if err := plainOnly(p); err != nil {
+		return nil, false, err
+	}
 	n, ok, err := o.del(p)
 	if err != nil || !ok {
 		return nil, false, err
@@ -222,6 +312,19 @@ func describe(n node) string {
 	default:
 		return "a number"
 	}
+}
+
+// appendQuoted appends s as a JSON string, spelled as encoding/json spells
+// it.
+func appendQuoted(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(dst, quoteKey(s)...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // quoteKey returns k as a JSON string.

@@ -35,7 +35,10 @@ func newOnly(kind string, path Path, def []byte) (Rule, error) {
 	if def != nil && !json.Valid(def) {
 		return nil, fmt.Errorf("%s %s: default is not valid JSON", kind, path)
 	}
-	return &onlyRule{kind: kind, path: path, def: def}, nil
+	if path.HasSelectors() && len(path.segs) == 0 {
+		return nil, fmt.Errorf("%s %s: name a field inside the items, not the items themselves", kind, path)
+	}
+	return scoped(&onlyRule{kind: kind, path: path.innerPath(), def: def}, path), nil
 }
 
 func (r *onlyRule) String() string { return fmt.Sprintf("%s %s", r.kind, r.path) }

@@ -64,12 +64,12 @@ func (o *Object) preserved() (*preservation, error) {
 	}
 	s, ok := stringOf(*n)
 	if !ok {
-		return nil, &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf("annotation %s is %s, not a string", PreservedAnnotation, describe(*n))}
+		return nil, &Error{Pointer: preservedPath.Pointer(), abs: true, Err: fmt.Errorf("annotation %s is %s, not a string", PreservedAnnotation, describe(*n))}
 	}
 	d := json.NewDecoder(strings.NewReader(s))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&o.pres.data); err != nil {
-		return nil, &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf("annotation %s is not valid hubspoke data: %w", PreservedAnnotation, err)}
+		return nil, &Error{Pointer: preservedPath.Pointer(), abs: true, Err: fmt.Errorf("annotation %s is not valid hubspoke data: %w", PreservedAnnotation, err)}
 	}
 	for v, s := range o.pres.data {
 		if s == nil {
@@ -81,7 +81,7 @@ func (o *Object) preserved() (*preservation, error) {
 
 // stashOf returns the stash of version v, creating it when create is set.
 func (o *Object) stashOf(v string, create bool) (*stash, error) {
-	p, err := o.preserved()
+	p, err := o.whole().preserved()
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +105,8 @@ func (o *Object) keepField(v string, p Path, raw []byte) error {
 	if s.Fields == nil {
 		s.Fields = map[string]json.RawMessage{}
 	}
-	s.Fields[p.Pointer()] = json.RawMessage(raw)
-	o.pres.changed = true
+	s.Fields[o.stashKey(p)] = json.RawMessage(raw)
+	o.whole().pres.changed = true
 	return nil
 }
 
@@ -116,10 +116,11 @@ func (o *Object) takeField(v string, p Path) ([]byte, bool, error) {
 	if err != nil || s == nil {
 		return nil, false, err
 	}
-	raw, ok := s.Fields[p.Pointer()]
+	k := o.stashKey(p)
+	raw, ok := s.Fields[k]
 	if ok {
-		delete(s.Fields, p.Pointer())
-		o.pres.changed = true
+		delete(s.Fields, k)
+		o.whole().pres.changed = true
 	}
 	return raw, ok, nil
 }
@@ -132,8 +133,8 @@ func (o *Object) keepExact(v string, p Path, value, as []byte) error {
 	if s.Exact == nil {
 		s.Exact = map[string]exactValue{}
 	}
-	s.Exact[p.Pointer()] = exactValue{Value: append([]byte(nil), value...), As: append([]byte(nil), as...)}
-	o.pres.changed = true
+	s.Exact[o.stashKey(p)] = exactValue{Value: append([]byte(nil), value...), As: append([]byte(nil), as...)}
+	o.whole().pres.changed = true
 	return nil
 }
 
@@ -144,12 +145,13 @@ func (o *Object) takeExact(v string, p Path, as []byte) ([]byte, bool, error) {
 	if err != nil || s == nil {
 		return nil, false, err
 	}
-	e, ok := s.Exact[p.Pointer()]
+	k := o.stashKey(p)
+	e, ok := s.Exact[k]
 	if !ok {
 		return nil, false, nil
 	}
-	delete(s.Exact, p.Pointer())
-	o.pres.changed = true
+	delete(s.Exact, k)
+	o.whole().pres.changed = true
 	if !jsonEqual(e.As, as) {
 		return nil, false, nil
 	}
@@ -164,8 +166,8 @@ func (o *Object) keepOrder(v string, p Path, keys []string) error {
 	if s.Order == nil {
 		s.Order = map[string][]string{}
 	}
-	s.Order[p.Pointer()] = keys
-	o.pres.changed = true
+	s.Order[o.stashKey(p)] = keys
+	o.whole().pres.changed = true
 	return nil
 }
 
@@ -174,10 +176,11 @@ func (o *Object) takeOrder(v string, p Path) ([]string, error) {
 	if err != nil || s == nil {
 		return nil, err
 	}
-	keys, ok := s.Order[p.Pointer()]
+	k := o.stashKey(p)
+	keys, ok := s.Order[k]
 	if ok {
-		delete(s.Order, p.Pointer())
-		o.pres.changed = true
+		delete(s.Order, k)
+		o.whole().pres.changed = true
 	}
 	return keys, nil
 }
@@ -186,6 +189,13 @@ func (o *Object) takeOrder(v string, p Path) ([]string, error) {
 // nothing is left to keep (and the annotations map with it when that leaves
 // it empty), never added when there is nothing to keep.
 func (o *Object) flushPreserved() error {
+	// What the target version owns was restored by its rules on the way
+	// in; anything left is stale (the item it belonged to was removed, a
+	// rule was dropped) and must not come back later on something else.
+	if s := o.pres.data[o.to]; s != nil {
+		delete(o.pres.data, o.to)
+		o.pres.changed = o.pres.changed || !s.empty()
+	}
 	if !o.pres.changed {
 		return nil
 	}
@@ -209,14 +219,14 @@ func (o *Object) flushPreserved() error {
 		return err
 	}
 	if err := o.set(preservedPath, node{raw: o.st.keep(value)}); err != nil {
-		return &Error{Pointer: preservedPath.Pointer(), Err: err}
+		return &Error{Pointer: preservedPath.Pointer(), abs: true, Err: err}
 	}
 	size, err := o.annotationsSize()
 	if err != nil {
 		return err
 	}
 	if size > MaxAnnotationsSize {
-		return &Error{Pointer: preservedPath.Pointer(), Err: fmt.Errorf(
+		return &Error{Pointer: preservedPath.Pointer(), abs: true, Err: fmt.Errorf(
 			"keeping the fields version %s cannot hold needs %d bytes in annotation %s, which grows metadata.annotations to %d bytes, over the API server's limit of %d bytes",
 			o.to, len(inner), PreservedAnnotation, size, MaxAnnotationsSize)}
 	}

@@ -9,13 +9,14 @@ type renameRule struct{ from, to Path }
 // missing; null and zero values move unchanged. If both paths are set, the
 // conversion fails rather than overwrite one with the other.
 func Rename(from, to Path) (Rule, error) {
-	if err := checkPair("rename", from, to); err != nil {
+	f, t, err := checkPair("rename", from, to)
+	if err != nil {
 		return nil, err
 	}
 	if from.Equal(to) {
 		return nil, fmt.Errorf("rename: from and to are both %s", from)
 	}
-	return &renameRule{from: from, to: to}, nil
+	return scoped(&renameRule{from: f, to: t}, from), nil
 }
 
 func (r *renameRule) String() string          { return fmt.Sprintf("rename %s -> %s", r.from, r.to) }

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 )
 
@@ -25,7 +26,7 @@ type pathRule interface {
 
 // ruleErr builds the Error of a rule failing at p.
 func ruleErr(r Rule, p Path, format string, args ...any) error {
-	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: fmt.Errorf(format, args...)}
+	return &Error{Index: -1, Pointer: p.plainPointer(), Rule: r.String(), Err: fmt.Errorf(format, args...)}
 }
 
 // wrapRuleErr attaches the rule to an error from the object model.
@@ -39,7 +40,7 @@ func wrapRuleErr(r Rule, p Path, err error) error {
 		}
 		return e
 	}
-	return &Error{Index: -1, Pointer: p.Pointer(), Rule: r.String(), Err: err}
+	return &Error{Index: -1, Pointer: p.plainPointer(), Rule: r.String(), Err: err}
 }
 
 // Func is a conversion written in Go, on the same raw object API as rules.
@@ -71,6 +72,9 @@ func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fr
 // value moves as it is. Parents of src that the move empties are removed
 // below the paths' common prefix, mirroring the parents created for dst.
 func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) >= len(src.segs)-1 {
+		return moveWithin(o, r, src, dst, conv)
+	}
 	n, err := o.lookup(src)
 	if err != nil {
 		return wrapRuleErr(r, src, err)
@@ -84,24 +88,10 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 			return err
 		}
 	}
-	if src.Equal(dst) {
-		return wrapRuleErr(r, dst, o.set(dst, v))
-	}
 	if d, err := o.lookup(dst); err != nil {
 		return wrapRuleErr(r, dst, err)
 	} else if d != nil {
-		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", src.Pointer(), dst.Pointer(), dst.Pointer())
-	}
-	// Same parent: rename the key in place, so it keeps its position.
-	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) == len(src.segs)-1 {
-		parent, _ := o.lookup(Path{segs: src.segs[:len(src.segs)-1]})
-		if err := o.markPath(src); err != nil {
-			return wrapRuleErr(r, src, err)
-		}
-		i := parent.obj.find(src.segs[len(src.segs)-1])
-		parent.obj.members[i].rawKey = o.st.quote(dst.segs[len(dst.segs)-1])
-		parent.obj.members[i].val = v
-		return nil
+		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
 	}
 	if _, _, err := o.del(src); err != nil {
 		return wrapRuleErr(r, src, err)
@@ -110,6 +100,50 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 		return wrapRuleErr(r, dst, err)
 	}
 	return wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// moveWithin is move for two keys of one object (or one key): the value
+// keeps its position, under its new key.
+func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	parentPath := Path{segs: src.segs[:len(src.segs)-1]}
+	parent, err := o.lookup(parentPath)
+	if err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	if parent == nil {
+		return nil
+	}
+	if ok, err := o.st.expand(parent); err != nil || !ok {
+		return wrapRuleErr(r, src, err)
+	}
+	i := parent.obj.find(src.segs[len(src.segs)-1])
+	if i < 0 {
+		return nil
+	}
+	v := parent.obj.members[i].val
+	if conv != nil && !v.isNull() {
+		if v, err = conv(v); err != nil {
+			return err
+		}
+		// conv may have grown the object's members (a kept value read
+		// from the annotation does not, but stay safe).
+		i = parent.obj.find(src.segs[len(src.segs)-1])
+	}
+	same := src.segs[len(src.segs)-1] == dst.segs[len(dst.segs)-1]
+	if !same && parent.obj.find(dst.segs[len(dst.segs)-1]) >= 0 {
+		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
+	}
+	if err := o.markPath(parentPath); err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	parent.obj.modified = true
+	m := &parent.obj.members[i]
+	if !same {
+		m.rawKey = o.st.quote(dst.segs[len(dst.segs)-1])
+		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
+	}
+	m.val = v
+	return nil
 }
 
 // markPath marks every object on the way to p as modified.
@@ -130,15 +164,21 @@ func (o *Object) markPath(p Path) error {
 	return nil
 }
 
-func checkPair(kind string, from, to Path) error {
+// checkPair checks the two paths of a rule and returns the paths its rule
+// runs on: the paths themselves, or for paths through lists and maps, their
+// inner paths (see scopedRule).
+func checkPair(kind string, from, to Path) (Path, Path, error) {
 	if err := checkRulePath(from); err != nil {
-		return fmt.Errorf("%s: from: %w", kind, err)
+		return Path{}, Path{}, fmt.Errorf("%s: from: %w", kind, err)
 	}
 	if err := checkRulePath(to); err != nil {
-		return fmt.Errorf("%s: to: %w", kind, err)
+		return Path{}, Path{}, fmt.Errorf("%s: to: %w", kind, err)
+	}
+	if err := checkScopes(kind, from, to); err != nil {
+		return Path{}, Path{}, err
 	}
 	if !from.Equal(to) && (from.HasPrefix(to) || to.HasPrefix(from)) {
-		return fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
+		return Path{}, Path{}, fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
 	}
-	return nil
+	return from.innerPath(), to.innerPath(), nil
 }

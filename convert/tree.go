@@ -158,6 +158,39 @@ type state struct {
 	// marks is stop-bit memory for parsers of values inside the
 	// conversion (see subParser).
 	marks []uint64
+	// subs and lists are, for each depth of nested selectors, the item
+	// object and the list items a scoped rule works with.
+	subs  []*Object
+	lists [][]node
+	roots []*objNode
+}
+
+// itemRoot returns the object a scoped rule of nesting depth d sees an item
+// in: the item under itemKey. It is reused for every item.
+func (s *state) itemRoot(d int, it node) *objNode {
+	for len(s.roots) <= d {
+		s.roots = append(s.roots, &objNode{members: make([]member, 1)})
+	}
+	o := s.roots[d]
+	o.members = append(o.members[:0], member{rawKey: itemKeyQuoted, val: it, plain: true})
+	o.modified = false
+	return o
+}
+
+// subObject returns the item object of nesting depth d.
+func (s *state) subObject(d int) *Object {
+	for len(s.subs) <= d {
+		s.subs = append(s.subs, &Object{})
+	}
+	return s.subs[d]
+}
+
+// itemList returns the spare item slice of nesting depth d.
+func (s *state) itemList(d int) []node {
+	for len(s.lists) <= d {
+		s.lists = append(s.lists, nil)
+	}
+	return s.lists[d][:0]
 }
 
 // subParser returns a parser for data, a value inside the conversion (an
@@ -195,6 +228,16 @@ func putState(s *state) {
 	clear(s.members)
 	clear(s.p.stack)
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
+	for _, o := range s.subs {
+		*o = Object{}
+	}
+	for _, o := range s.roots {
+		clear(o.members[:cap(o.members)])
+	}
+	for i := range s.lists {
+		clear(s.lists[i][:cap(s.lists[i])])
+		s.lists[i] = s.lists[i][:0]
+	}
 	s.p.data = nil
 	s.obj = Object{}
 	if cap(s.scratch) > 1<<20 {
@@ -288,8 +331,16 @@ func duplicateKey(ms []member) ([]byte, bool) {
 	if len(ms) <= 16 {
 		for i := range ms {
 			for j := i + 1; j < len(ms); j++ {
-				if rawKeysEqual(ms[i].rawKey, ms[j].rawKey) {
-					return ms[j].rawKey, true
+				a, b := ms[i].rawKey, ms[j].rawKey
+				if ms[i].plain && ms[j].plain {
+					// Keys without escapes are equal only as bytes.
+					if len(a) == len(b) && string(a) == string(b) {
+						return b, true
+					}
+					continue
+				}
+				if rawKeysEqual(a, b) {
+					return b, true
 				}
 			}
 		}

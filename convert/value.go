@@ -1,9 +1,11 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,8 +22,11 @@ type valueRule struct {
 	from, to Path
 	detail   string
 	// toHub and fromHub return the converted raw value and whether it is
-	// exact (converting it back gives the input again).
+	// exact (converting it back gives the input again). An *asideError
+	// says the value has no form in the destination: with aside set, it is
+	// kept in the preserved annotation instead of failing.
 	toHub, fromHub func(n node) ([]byte, bool, error)
+	aside          bool
 }
 
 func (r *valueRule) String() string {
@@ -35,18 +40,72 @@ func (r *valueRule) String() string {
 	return s
 }
 
-func (r *valueRule) paths() []Path { return []Path{r.from, r.to} }
+// paths include the annotations: a value rule reads the preserved
+// annotation for a kept exact value, so it is expanded in the first scan.
+func (r *valueRule) paths() []Path { return []Path{r.from, r.to, annotationsPath} }
 
-func (r *valueRule) ToHub(o *Object) error {
-	return move(o, r, r.from, r.to, func(n node) (node, error) {
-		return r.apply(o, n, r.from, r.to, r.toHub)
+func (r *valueRule) ToHub(o *Object) error   { return r.run(o, r.from, r.to, r.toHub) }
+func (r *valueRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, r.fromHub) }
+
+func (r *valueRule) run(o *Object, src, dst Path, fn func(node) ([]byte, bool, error)) error {
+	if r.aside {
+		if done, err := r.keptAside(o, src, dst, fn); done || err != nil {
+			return err
+		}
+	}
+	return move(o, r, src, dst, func(n node) (node, error) {
+		return r.apply(o, n, src, dst, fn)
 	})
 }
 
-func (r *valueRule) FromHub(o *Object) error {
-	return move(o, r, r.to, r.from, func(n node) (node, error) {
-		return r.apply(o, n, r.to, r.from, r.fromHub)
-	})
+// keptAside handles values that have no form in the other version: one
+// the destination version kept aside earlier is restored when the source
+// is still missing (an edit made since wins), and a source value fn cannot
+// convert is removed and kept aside under the source version.
+func (r *valueRule) keptAside(o *Object, src, dst Path, fn func(node) ([]byte, bool, error)) (bool, error) {
+	kept, ok, err := o.takeField(o.to, dst)
+	if err != nil {
+		return true, wrapRuleErr(r, dst, err)
+	}
+	n, err := o.lookup(src)
+	if err != nil {
+		return true, wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		if !ok {
+			return true, nil
+		}
+		if cur, err := o.lookup(dst); err != nil || cur != nil {
+			return true, wrapRuleErr(r, dst, err)
+		}
+		return true, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+	}
+	if n.isNull() {
+		return false, nil
+	}
+	var ae *asideError
+	if _, _, err := fn(*n); !errors.As(err, &ae) {
+		return false, nil
+	}
+	raw := o.rawOf(n)
+	if err := o.keepField(o.from, src, raw); err != nil {
+		return true, wrapRuleErr(r, src, err)
+	}
+	if _, _, err := o.del(src); err != nil {
+		return true, wrapRuleErr(r, src, err)
+	}
+	return true, wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// asideError says why a value has no form in the destination version:
+// under otherwise: fail that is the conversion's error, under otherwise:
+// keep the value is kept in the preserved annotation.
+type asideError struct{ msg string }
+
+func (e *asideError) Error() string { return e.msg }
+
+func asideErr(format string, args ...any) error {
+	return &asideError{msg: fmt.Sprintf(format, args...)}
 }
 
 // apply converts n read at src for dst, honouring a kept exact value.
@@ -61,6 +120,10 @@ func (r *valueRule) apply(o *Object, n node, src, dst Path, fn func(node) ([]byt
 	}
 	out, exact, err := fn(n)
 	if err != nil {
+		var ae *asideError
+		if errors.As(err, &ae) {
+			return node{}, ruleErr(r, src, "%s (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", ae.msg)
+		}
 		return node{}, ruleErr(r, src, "%v", err)
 	}
 	if !exact {
@@ -73,53 +136,115 @@ func (r *valueRule) apply(o *Object, n node, src, dst Path, fn func(node) ([]byt
 
 // --- enum -------------------------------------------------------------------
 
-// Enum maps the string values of the spoke field from to those of the hub
-// field to. The mapping must be one-to-one. A value outside it fails the
-// conversion, naming the field, the value and the allowed values.
-func Enum(from, to Path, values map[string]string) (Rule, error) {
-	if err := checkPair("enum", from, to); err != nil {
-		return nil, err
-	}
-	if len(values) == 0 {
-		return nil, fmt.Errorf("enum %s: no values", from)
-	}
-	inv := make(map[string]string, len(values))
-	for _, k := range sortedKeys(values) {
-		v := values[k]
-		if prev, dup := inv[v]; dup {
-			return nil, fmt.Errorf("enum %s: spoke values %q and %q both map to hub value %q; the mapping must be one-to-one to be inverted", from, prev, k, v)
-		}
-		inv[v] = k
-	}
-	fwd := make(map[string]string, len(values))
-	for k, v := range values {
-		fwd[k] = v
-	}
-	return &valueRule{
-		kind: "enum", from: from, to: to,
-		toHub:   enumFunc(fwd),
-		fromHub: enumFunc(inv),
-	}, nil
+// EnumPair is one spoke value and one hub value of an enum.
+type EnumPair struct{ Spoke, Hub string }
+
+// EnumValues is the mapping of an enum rule.
+type EnumValues struct {
+	// Pairs maps spoke values to hub values. Several spoke values may map
+	// to one hub value: the first of them in Pairs is the one that hub
+	// value converts back to; a later one is kept in the preserved
+	// annotation and restored on the way back (unless the hub value was
+	// edited since).
+	Pairs []EnumPair
+	// HubOnly lists hub values no spoke value maps to, each with the spoke
+	// value it is shown as. The hub value is kept in the preserved
+	// annotation and comes back unchanged (unless the spoke value was
+	// edited since).
+	HubOnly []EnumPair
 }
 
-func enumFunc(m map[string]string) func(node) ([]byte, bool, error) {
-	allowed := sortedKeys(m)
-	quoted := make([]string, len(allowed))
-	for i, a := range allowed {
-		quoted[i] = strconv.Quote(a)
+// Enum maps the string values of the spoke field from to those of the hub
+// field to, one to one. A value outside the mapping fails the conversion,
+// naming the field, the value and the allowed values. EnumWith also takes
+// many-to-one mappings and hub-only values.
+func Enum(from, to Path, values map[string]string) (Rule, error) {
+	var v EnumValues
+	seen := map[string]string{}
+	for _, k := range sortedKeys(values) {
+		if prev, dup := seen[values[k]]; dup {
+			return nil, fmt.Errorf("enum %s: spoke values %q and %q both map to hub value %q; the mapping must be one-to-one to be inverted (EnumWith takes an ordered mapping whose first value is the one the hub value converts back to)", from, prev, k, values[k])
+		}
+		seen[values[k]] = k
+		v.Pairs = append(v.Pairs, EnumPair{Spoke: k, Hub: values[k]})
 	}
-	list := strings.Join(quoted, ", ")
-	return func(n node) ([]byte, bool, error) {
+	return EnumWith(from, to, v)
+}
+
+// EnumWith maps the string values of the spoke field from to those of the
+// hub field to by v (see EnumValues).
+func EnumWith(from, to Path, v EnumValues) (Rule, error) {
+	f, t, err := checkPair("enum", from, to)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Pairs) == 0 {
+		return nil, fmt.Errorf("enum %s: no values", from)
+	}
+	fwd := map[string]string{}
+	inv := map[string]string{} // hub -> canonical spoke
+	for _, p := range v.Pairs {
+		if h, dup := fwd[p.Spoke]; dup {
+			return nil, fmt.Errorf("enum %s: spoke value %q is mapped twice (to %q and %q)", from, p.Spoke, h, p.Hub)
+		}
+		fwd[p.Spoke] = p.Hub
+		if _, ok := inv[p.Hub]; !ok {
+			inv[p.Hub] = p.Spoke
+		}
+	}
+	shown := map[string]string{} // hub-only value -> spoke value
+	for _, p := range v.HubOnly {
+		if s, ok := inv[p.Hub]; ok {
+			return nil, fmt.Errorf("enum %s: hub value %q is not hub-only: spoke value %q maps to it", from, p.Hub, s)
+		}
+		if _, dup := shown[p.Hub]; dup {
+			return nil, fmt.Errorf("enum %s: hub-only value %q is listed twice", from, p.Hub)
+		}
+		if _, ok := fwd[p.Spoke]; !ok {
+			return nil, fmt.Errorf("enum %s: hub-only value %q is shown as %q, which is not a spoke value of the mapping", from, p.Hub, p.Spoke)
+		}
+		shown[p.Hub] = p.Spoke
+	}
+	spokeList, hubList := quotedList(fwd), quotedList(inv, shown)
+	toHub := func(n node) ([]byte, bool, error) {
 		s, ok := stringOf(n)
 		if !ok {
-			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), list)
+			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), spokeList)
 		}
-		v, ok := m[s]
+		h, ok := fwd[s]
 		if !ok {
-			return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", s, list)
+			return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", s, spokeList)
 		}
-		return quoteKey(v), true, nil
+		return quoteKey(h), inv[h] == s, nil
 	}
+	fromHub := func(n node) ([]byte, bool, error) {
+		h, ok := stringOf(n)
+		if !ok {
+			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), hubList)
+		}
+		if s, ok := inv[h]; ok {
+			return quoteKey(s), true, nil
+		}
+		if s, ok := shown[h]; ok {
+			return quoteKey(s), false, nil
+		}
+		return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", h, hubList)
+	}
+	return scoped(&valueRule{kind: "enum", from: f, to: t, toHub: toHub, fromHub: fromHub}, from), nil
+}
+
+// quotedList lists the keys of the maps, sorted and quoted, for messages.
+func quotedList(ms ...map[string]string) string {
+	var keys []string
+	for _, m := range ms {
+		keys = append(keys, sortedKeys(m)...)
+	}
+	sort.Strings(keys)
+	quoted := make([]string, len(keys))
+	for i, a := range keys {
+		quoted[i] = strconv.Quote(a)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // --- durations ----------------------------------------------------------------
@@ -162,7 +287,19 @@ func ParseUnit(s string) (time.Duration, error) {
 // the string (Go duration syntax) and applies round when it is not a whole
 // number of units.
 func Duration(from, to Path, unit time.Duration, round Rounding) (Rule, error) {
-	if err := checkPair("duration", from, to); err != nil {
+	return duration(from, to, unit, round, false)
+}
+
+// DurationToInt is Duration the other way round: the spoke holds the
+// duration string and the hub the integer count of unit; round applies on
+// the way to the hub.
+func DurationToInt(from, to Path, unit time.Duration, round Rounding) (Rule, error) {
+	return duration(from, to, unit, round, true)
+}
+
+func duration(from, to Path, unit time.Duration, round Rounding, spokeString bool) (Rule, error) {
+	f, t, err := checkPair("duration", from, to)
+	if err != nil {
 		return nil, err
 	}
 	name, ok := unitNames[unit]
@@ -219,7 +356,12 @@ func Duration(from, to Path, unit time.Duration, round Rounding) (Rule, error) {
 		exact := rem == 0 && time.Duration(q*int64(unit)).String() == s
 		return strconv.AppendInt(nil, q, 10), exact, nil
 	}
-	return &valueRule{kind: "duration", from: from, to: to, detail: fmt.Sprintf("unit %s, round %s", unitShort(unit), round), toHub: toHub, fromHub: fromHub}, nil
+	r := &valueRule{kind: "duration", from: f, to: t, detail: fmt.Sprintf("unit %s, round %s", unitShort(unit), round), toHub: toHub, fromHub: fromHub}
+	if spokeString {
+		r.detail += ", spoke string"
+		r.toHub, r.fromHub = fromHub, toHub
+	}
+	return scoped(r, from), nil
 }
 
 func unitShort(u time.Duration) string {
@@ -265,19 +407,21 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 // a string that is not an integer fails the conversion. Integers of any size
 // are carried digit for digit.
 func IntToString(from, to Path) (Rule, error) {
-	if err := checkPair("intToString", from, to); err != nil {
+	f, t, err := checkPair("intToString", from, to)
+	if err != nil {
 		return nil, err
 	}
-	return &valueRule{kind: "intToString", from: from, to: to, toHub: intToStringFunc, fromHub: stringToIntFunc}, nil
+	return scoped(&valueRule{kind: "intToString", from: f, to: t, toHub: intToStringFunc, fromHub: stringToIntFunc}, from), nil
 }
 
 // StringToInt is IntToString the other way round: a decimal string in the
 // spoke becomes an integer in the hub.
 func StringToInt(from, to Path) (Rule, error) {
-	if err := checkPair("stringToInt", from, to); err != nil {
+	f, t, err := checkPair("stringToInt", from, to)
+	if err != nil {
 		return nil, err
 	}
-	return &valueRule{kind: "stringToInt", from: from, to: to, toHub: stringToIntFunc, fromHub: intToStringFunc}, nil
+	return scoped(&valueRule{kind: "stringToInt", from: f, to: t, toHub: stringToIntFunc, fromHub: intToStringFunc}, from), nil
 }
 
 // --- scale --------------------------------------------------------------------
@@ -287,7 +431,8 @@ func StringToInt(from, to Path) (Rule, error) {
 // A division that is not exact fails the conversion, as does an overflow of
 // int64.
 func Scale(from, to Path, multiply, divide int64) (Rule, error) {
-	if err := checkPair("scale", from, to); err != nil {
+	f, t, err := checkPair("scale", from, to)
+	if err != nil {
 		return nil, err
 	}
 	if (multiply == 0) == (divide == 0) {
@@ -320,7 +465,7 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 			return strconv.AppendInt(nil, v/f, 10), true, nil
 		}
 	}
-	r := &valueRule{kind: "scale", from: from, to: to}
+	r := &valueRule{kind: "scale", from: f, to: t}
 	if multiply != 0 {
 		r.detail = fmt.Sprintf("multiply %d", multiply)
 		r.toHub, r.fromHub = mul(multiply), div(multiply)
@@ -328,7 +473,7 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 		r.detail = fmt.Sprintf("divide %d", divide)
 		r.toHub, r.fromHub = div(divide), mul(divide)
 	}
-	return r, nil
+	return scoped(r, from), nil
 }
 
 // intOf reads n as an int64 integer literal.

@@ -6,5 +6,5 @@ import "embed"
 
 // FS holds every example's crd.yaml, conversion.yaml and sample objects.
 //
-//go:embed widget/*.yaml evolving-widget/*.yaml evolving-widget/objects/*.yaml
+//go:embed widget/*.yaml evolving-widget/*.yaml evolving-widget/objects/*.yaml fleet/*.yaml fleet/objects/*.yaml
 var FS embed.FS

@@ -166,19 +166,22 @@ func decode(t *testing.T, b []byte) any {
 	return v
 }
 
-// TestEveryPairHasAFixture: a fixture for every ordered pair of versions.
+// TestEveryPairHasAFixture: in every example, a fixture for every ordered
+// pair of versions.
 func TestEveryPairHasAFixture(t *testing.T) {
-	c, err := rules.LoadFile("evolving-widget/conversion.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range c.Versions() {
-		for _, b := range c.Versions() {
-			if a == b {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join("evolving-widget", "fixtures", a+"-to-"+b, "expected.yaml")); err != nil {
-				t.Errorf("no fixture for %s -> %s", a, b)
+	for _, dir := range examples(t) {
+		c, err := rules.LoadFile(filepath.Join(dir, "conversion.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range c.Versions() {
+			for _, b := range c.Versions() {
+				if a == b {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(dir, "fixtures", a+"-to-"+b, "expected.yaml")); err != nil {
+					t.Errorf("%s: no fixture for %s -> %s", dir, a, b)
+				}
 			}
 		}
 	}

@@ -50,7 +50,7 @@ func ParseCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
 // InstallCRD creates crd, or updates the CRD of that name to crd's spec, and
 // waits until it is Established and every served version answers a LIST
 // (right after establishing, reads may answer 429 or 404 for a moment). When
-// the CRD's conversion webhook names a registered service with a CA bundle,
+// the CRD's conversion webhook names a Service with a CA bundle registered,
 // the bundle is set before the CRD is written. It returns the CRD as stored.
 //
 // Without a deadline on ctx it waits at most two minutes.
@@ -61,7 +61,7 @@ func (s *Sandbox) InstallCRD(ctx context.Context, crd *apiextensionsv1.CustomRes
 		defer cancel()
 	}
 	crd = crd.DeepCopy()
-	if ca, ok := wantCABundle(crd, s.services); ok {
+	if ca, ok := wantCABundle(crd, s.net); ok {
 		crd.Spec.Conversion.Webhook.ClientConfig.CABundle = ca
 	}
 	client := s.crds.ApiextensionsV1().CustomResourceDefinitions()

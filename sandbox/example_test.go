@@ -12,8 +12,9 @@ import (
 )
 
 // A sandbox with a conversion webhook served in-process: the CRD names the
-// service hubspoke-system/hubspoke-webhook; the sandbox resolves it to the
-// webhook and injects the webhook's CA as the CRD's caBundle.
+// Service hubspoke-system/hubspoke-webhook; the webhook is its endpoint, the
+// API server reaches it through the Service, and the sandbox injects the
+// webhook's CA as the CRD's caBundle.
 //
 // (Not run by go test: TestStart is this package's one sandbox.)
 func Example() {
@@ -37,6 +38,37 @@ func Example() {
 	}
 	fmt.Println("KUBECONFIG=" + sb.KubeconfigPath())
 	// Use sb.RESTConfig() with client-go, or the kubeconfig with kubectl.
+}
+
+// A webhook server run by the caller (here: another process listening on
+// 127.0.0.1:9443, with a certificate for NAME.NAMESPACE.svc) made a "pod"
+// of a Service, ready when its /readyz answers, as the kubelet would probe
+// it. Several such endpoints may serve one Service.
+//
+// (Not run by go test.)
+func ExampleSandbox_AddEndpoint() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, sandbox.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.Stop()
+	cert, err := sandbox.NewServiceCert("hubspoke-system", "hubspoke-webhook")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// ... start the webhook process with cert.Cert and cert.Key ...
+	ep, err := sb.AddEndpoint(ctx, sandbox.EndpointOptions{
+		Namespace: "hubspoke-system", Service: "hubspoke-webhook",
+		Addr: "127.0.0.1:9443", ReadinessPath: "/readyz", CABundle: cert.CA,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := ep.WaitReady(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("pod", ep.IP(), "is a ready endpoint of hubspoke-system/hubspoke-webhook")
 }
 
 // A webhook serving certificate for a service reference, as the API server

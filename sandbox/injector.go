@@ -21,11 +21,12 @@ import (
 )
 
 // injector sets spec.conversion.webhook.clientConfig.caBundle on CRDs whose
-// conversion webhook names a registered service that has a CA bundle, as
+// conversion webhook names a Service with a CA bundle registered (by
+// Sandbox.AddEndpoint), as
 // cert-manager's cainjector does in a cluster.
 type injector struct {
 	client   apiextensionsclient.Interface
-	services *registry
+	services *network
 	log      *slog.Logger
 
 	factory apiextensionsinformers.SharedInformerFactory
@@ -35,7 +36,7 @@ type injector struct {
 	wg      sync.WaitGroup
 }
 
-func startInjector(client apiextensionsclient.Interface, services *registry, log *slog.Logger) *injector {
+func startInjector(client apiextensionsclient.Interface, services *network, log *slog.Logger) *injector {
 	in := &injector{
 		client:   client,
 		services: services,
@@ -140,22 +141,18 @@ func (in *injector) inject(name string) error {
 // wantCABundle returns the CA bundle crd should carry and true when its
 // conversion webhook names a registered service with a CA bundle that the
 // CRD does not carry yet.
-func wantCABundle(crd *apiextensionsv1.CustomResourceDefinition, services *registry) ([]byte, bool) {
+func wantCABundle(crd *apiextensionsv1.CustomResourceDefinition, services *network) ([]byte, bool) {
 	conv := crd.Spec.Conversion
 	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil ||
 		conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
 		return nil, false
 	}
 	ref := conv.Webhook.ClientConfig.Service
-	port := int32(443)
-	if ref.Port != nil {
-		port = *ref.Port
-	}
-	svc, ok := services.lookup(ref.Namespace, ref.Name, port)
-	if !ok || len(svc.CABundle) == 0 || bytes.Equal(conv.Webhook.ClientConfig.CABundle, svc.CABundle) {
+	ca, ok := services.caBundle(ref.Namespace, ref.Name)
+	if !ok || bytes.Equal(conv.Webhook.ClientConfig.CABundle, ca) {
 		return nil, false
 	}
-	return svc.CABundle, true
+	return ca, true
 }
 
 // caBundlePatch is a JSON merge patch setting the conversion webhook's

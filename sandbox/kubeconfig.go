@@ -14,19 +14,19 @@ import (
 // kubeconfig files a sandbox writes.
 const KubeconfigContext = "hubspoke-sandbox"
 
-// Kubeconfig returns a kubeconfig for the sandbox: its URL and CA, a
-// placeholder token (loopback callers are administrators without
-// credentials), namespace default.
+// Kubeconfig returns an admin kubeconfig for the sandbox: its URL and CA,
+// the client certificate of AdminUser (group system:masters), namespace
+// default.
 func (s *Sandbox) Kubeconfig() ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[KubeconfigContext] = &clientcmdapi.Cluster{
 		Server:                   s.restConfig.Host,
 		CertificateAuthorityData: s.restConfig.CAData,
 	}
-	// Loopback callers need no credentials, but kubectl prompts for a
-	// user name and password when a kubeconfig user has none: give it a
-	// token the sandbox ignores.
-	cfg.AuthInfos[KubeconfigContext] = &clientcmdapi.AuthInfo{Token: "loopback-needs-no-token"}
+	cfg.AuthInfos[KubeconfigContext] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: s.restConfig.CertData,
+		ClientKeyData:         s.restConfig.KeyData,
+	}
 	cfg.Contexts[KubeconfigContext] = &clientcmdapi.Context{
 		Cluster:   KubeconfigContext,
 		AuthInfo:  KubeconfigContext,

@@ -5,94 +5,77 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-	"go.etcd.io/etcd/server/v3/embed"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 )
 
 // Options configures a Sandbox. The zero value is ready to use.
 type Options struct {
-	// Logger receives the logs of the sandbox, the API server (through
-	// klog, which is process-wide) and etcd. Nil discards them.
+	// Logger receives the logs of the sandbox and, at debug level, those
+	// of etcd and kube-apiserver (which also go to files in the data
+	// directory). Nil discards them.
 	Logger *slog.Logger
 
 	// TempDir is the directory in which the sandbox creates its data
-	// directory (etcd's files and the default kubeconfig). Empty means
-	// os.TempDir(). Stop removes the data directory.
+	// directory (etcd's files, certificates, logs, the kubeconfig). Empty
+	// means os.TempDir(). Stop removes the data directory.
 	TempDir string
 
-	// Services are registered before the API server starts, as if by
-	// RegisterService.
-	Services []Service
+	// AssetsDir holds the kube-apiserver and etcd binaries to run. Empty
+	// means EnsureAssets: built on first use into AssetsDir().
+	AssetsDir string
 
 	// StartTimeout bounds how long New waits for the API server to report
-	// ready. Zero means one minute.
+	// ready. Zero means one minute. Building the binaries, if needed, is
+	// not counted.
 	StartTimeout time.Duration
-
-	// GCPercent is the garbage collector's target (runtime/debug's
-	// SetGCPercent) while the sandbox runs; Stop restores the value it
-	// found. The API server allocates several times the bytes of every
-	// object it handles and shares this process's cores with the caller:
-	// at Go's default of 100, garbage collection takes about a third of
-	// the process's CPU under load. Zero means DefaultGCPercent, unless
-	// the GOGC environment variable is set, which is then obeyed.
-	// Negative leaves the setting alone.
-	GCPercent int
 }
 
-// DefaultGCPercent is the sandbox's garbage collector target: it trades
-// memory (a few hundred megabytes at ten thousand objects) for CPU.
-const DefaultGCPercent = 400
-
-// Sandbox is a running etcd and API server. Its methods are safe for
+// Sandbox is a running etcd and kube-apiserver. Its methods are safe for
 // concurrent use.
 type Sandbox struct {
 	log     *slog.Logger
 	dataDir string
 
-	etcd      *embed.Etcd
-	cancelRun context.CancelFunc
-	runDone   chan error // receives the API server's exit, then closes
+	etcd, apiserver *process
 
 	restConfig *rest.Config
+	core       kubernetes.Interface
 	crds       apiextensionsclient.Interface
 	dyn        dynamic.Interface
 
-	services *registry
+	net      *network
 	injector *injector
 
 	mu       sync.Mutex
 	webhooks []*Webhook
 	stopped  bool
 
-	restoreGC func() // undoes New's GC setting; nil if none
-
 	stopOnce sync.Once
 	stopErr  error
 }
 
-// New starts etcd and the API server and returns once the API server reports
-// ready. ctx bounds the start only; the sandbox runs until Stop.
+// New starts etcd and kube-apiserver and returns once the API server
+// reports ready. It builds the binaries first if they are not built yet
+// (see EnsureAssets), saying so on stderr. ctx bounds the start only; the
+// sandbox runs until Stop.
 func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if opts.Logger == nil {
-		klog.SetLogger(logr.Discard())
-	} else {
-		klog.SetSlogLogger(opts.Logger.With("component", "apiserver"))
+	assets := opts.AssetsDir
+	if assets == "" {
+		if assets, err = EnsureAssets(ctx, os.Stderr); err != nil {
+			return nil, err
+		}
 	}
 	timeout := opts.StartTimeout
 	if timeout == 0 {
@@ -105,11 +88,7 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create data directory: %w", err)
 	}
-	s := &Sandbox{
-		log:      log,
-		dataDir:  dir,
-		services: newRegistry(),
-	}
+	s := &Sandbox{log: log, dataDir: dir}
 	defer func() {
 		if err != nil {
 			if stopErr := s.Stop(); stopErr != nil {
@@ -117,102 +96,91 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			}
 		}
 	}()
-	s.restoreGC = setGCPercent(opts.GCPercent)
-	for _, svc := range opts.Services {
-		if err := s.services.register(svc); err != nil {
-			return nil, err
-		}
+
+	pki, err := newClusterPKI()
+	if err != nil {
+		return nil, err
+	}
+	files, err := pki.write(filepath.Join(dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+	socket, err := socketPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	if s.net, err = newNetwork(socket, log); err != nil {
+		return nil, err
+	}
+	egressFile := filepath.Join(dir, "egress-selector.yaml")
+	if err := os.WriteFile(egressFile, []byte(egressConfig(socket)), 0o600); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 
 	start := time.Now()
-	s.etcd, err = startEtcd(ctx, filepath.Join(dir, "etcd"))
+	var etcdURL string
+	s.etcd, etcdURL, err = startEtcd(ctx, filepath.Join(assets, EtcdBinary), dir, log)
 	if err != nil {
 		return nil, err
 	}
-	etcdURL := "http://" + s.etcd.Clients[0].Addr().String()
 	log.Debug("etcd ready", "url", etcdURL, "took", time.Since(start))
 
-	srv, restConfig, err := newAPIServer(etcdURL, s.services)
+	s.apiserver, s.restConfig, err = startAPIServer(ctx, filepath.Join(assets, KubeAPIServerBinary), dir, etcdURL, files, egressFile,
+		func(host string) *rest.Config {
+			return &rest.Config{
+				Host: host,
+				TLSClientConfig: rest.TLSClientConfig{
+					CAData:   pki.ca.certPEM,
+					CertData: pki.admin.certPEM,
+					KeyData:  pki.admin.keyPEM,
+				},
+				UserAgent: "hubspoke-sandbox",
+				QPS:       -1, // no client-side throttling against a local server
+			}
+		}, log)
 	if err != nil {
 		return nil, err
 	}
-	s.restConfig = restConfig
+	log.Debug("kube-apiserver ready", "url", s.restConfig.Host, "took", time.Since(start))
 
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	s.cancelRun = cancelRun
-	s.runDone = make(chan error, 1)
-	go func() {
-		defer close(s.runDone)
-		if err := srv.GenericAPIServer.PrepareRun().RunWithContext(runCtx); err != nil {
-			s.runDone <- err
-		}
-	}()
-	if err := s.waitReady(ctx); err != nil {
-		return nil, err
+	if s.core, err = kubernetes.NewForConfig(s.restConfig); err != nil {
+		return nil, fmt.Errorf("sandbox: client: %w", err)
 	}
-	log.Debug("api server ready", "url", restConfig.Host, "took", time.Since(start))
-
-	if s.crds, err = apiextensionsclient.NewForConfig(restConfig); err != nil {
+	if s.crds, err = apiextensionsclient.NewForConfig(s.restConfig); err != nil {
 		return nil, fmt.Errorf("sandbox: apiextensions client: %w", err)
 	}
-	if s.dyn, err = dynamic.NewForConfig(restConfig); err != nil {
+	if s.dyn, err = dynamic.NewForConfig(s.restConfig); err != nil {
 		return nil, fmt.Errorf("sandbox: dynamic client: %w", err)
 	}
 	if err := s.WriteKubeconfig(s.KubeconfigPath()); err != nil {
 		return nil, err
 	}
-	s.injector = startInjector(s.crds, s.services, log)
+	s.injector = startInjector(s.crds, s.net, log)
 	return s, nil
 }
 
-// waitReady polls /readyz through the sandbox's own client configuration,
-// which also proves TLS and loopback authentication work.
-func (s *Sandbox) waitReady(ctx context.Context) error {
-	client, err := rest.HTTPClientFor(s.restConfig)
+// socketPath returns where the egress proxy listens: in the data
+// directory if the path fits a Unix socket's limit, else in a fresh
+// directory under os.TempDir (removed with the sandbox's files, see Stop).
+func socketPath(dir string) (string, error) {
+	path := filepath.Join(dir, "egress.sock")
+	if len(path) < 100 {
+		return path, nil
+	}
+	short, err := os.MkdirTemp("", "hs-")
 	if err != nil {
-		return fmt.Errorf("sandbox: http client: %w", err)
+		return "", fmt.Errorf("sandbox: %w", err)
 	}
-	defer client.CloseIdleConnections()
-	var last error
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		last = probe(ctx, client, s.restConfig.Host+"/readyz")
-		if last == nil {
-			return nil
-		}
-		select {
-		case err, ok := <-s.runDone:
-			if !ok {
-				err = errors.New("exited")
-			}
-			return fmt.Errorf("sandbox: api server stopped while starting: %w", err)
-		case <-ctx.Done():
-			return fmt.Errorf("sandbox: api server not ready: %w (last probe: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
+	// The data directory links to it so that Stop finds it.
+	if err := os.Symlink(short, filepath.Join(dir, "egress-dir")); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
 	}
-}
-
-func probe(ctx context.Context, client *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
-	}
-	return nil
+	return filepath.Join(short, "egress.sock"), nil
 }
 
 // RESTConfig returns a client configuration for the sandbox: its loopback
-// URL and CA, no credentials (loopback callers are administrators). The
-// caller may modify the returned copy.
+// URL, its CA and the admin's client certificate (AdminUser, in
+// system:masters). The caller may modify the returned copy.
 func (s *Sandbox) RESTConfig() *rest.Config {
 	return rest.CopyConfig(s.restConfig)
 }
@@ -220,8 +188,9 @@ func (s *Sandbox) RESTConfig() *rest.Config {
 // URL returns the API server's base URL, https://127.0.0.1:PORT.
 func (s *Sandbox) URL() string { return s.restConfig.Host }
 
-// DataDir returns the directory holding etcd's data and the default
-// kubeconfig. Stop removes it.
+// DataDir returns the directory holding etcd's data, the certificates,
+// the logs of etcd and kube-apiserver and the default kubeconfig. Stop
+// removes it.
 func (s *Sandbox) DataDir() string { return s.dataDir }
 
 // Stop shuts the sandbox down in order: webhooks started with ServeWebhook,
@@ -248,47 +217,41 @@ func (s *Sandbox) stop() error {
 	if s.injector != nil {
 		s.injector.stop()
 	}
-	if s.cancelRun != nil {
-		s.cancelRun()
-		for err := range s.runDone {
-			errs = append(errs, fmt.Errorf("sandbox: api server: %w", err))
+	if s.net != nil {
+		s.net.mu.Lock()
+		var eps []*Endpoint
+		for _, list := range s.net.eps {
+			eps = append(eps, list...)
+		}
+		s.net.mu.Unlock()
+		for _, e := range eps {
+			if err := e.Remove(context.Background()); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	if s.etcd != nil {
-		s.etcd.Close()
+	if err := s.apiserver.stop(10 * time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.etcd.stop(5 * time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	if s.net != nil {
+		s.net.close()
+	}
+	if short, err := os.Readlink(filepath.Join(s.dataDir, "egress-dir")); err == nil {
+		os.RemoveAll(short)
 	}
 	if err := os.RemoveAll(s.dataDir); err != nil {
 		errs = append(errs, fmt.Errorf("sandbox: remove data directory: %w", err))
-	}
-	if s.restoreGC != nil {
-		s.restoreGC()
 	}
 	s.log.Debug("sandbox stopped", "dir", s.dataDir)
 	return errors.Join(errs...)
 }
 
-// isLoopback reports whether the remote address host:port is on loopback.
-func isLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// setGCPercent applies Options.GCPercent and returns what undoes it, or nil
-// when it leaves the setting alone.
-func setGCPercent(percent int) func() {
-	switch {
-	case percent < 0:
-		return nil
-	case percent == 0:
-		if _, set := os.LookupEnv("GOGC"); set {
-			return nil
-		}
-		percent = DefaultGCPercent
-	}
-	prev := debug.SetGCPercent(percent)
-	return func() { debug.SetGCPercent(prev) }
+// isStopping reports whether Stop has begun.
+func (s *Sandbox) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }

@@ -130,3 +130,26 @@ func webhookCRD(namespace, name string) *apiextensionsv1.CustomResourceDefinitio
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BenchmarkStart measures New until kube-apiserver is ready, and Stop, with
+// the binaries built (target: a start under five seconds).
+func BenchmarkStart(b *testing.B) {
+	if _, err := sandbox.EnsureAssets(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	var stop time.Duration
+	for b.Loop() {
+		s, err := sandbox.New(context.Background(), sandbox.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		start := time.Now()
+		if err := s.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		stop += time.Since(start)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(stop.Milliseconds())/float64(b.N), "stop-ms/op")
+}

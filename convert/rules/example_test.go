@@ -38,9 +38,9 @@ spec:
   spokes:
   - version: v1alpha1
     rules:
-    - enum: {from: spec.mode, values: {Fast: Performance, Quick: Performance}}
+    - enum: {from: spec.mode, values: {Fast: Performance}, hubValues: {Performance: Fast}}
 `))
 	fmt.Println(err)
 	// Output:
-	// conversion.yaml:10:66: spec.spokes[0].rules[0].enum.values.Quick: hub value "Performance" is also the image of another spoke value (line 10); the mapping must be one-to-one to be inverted
+	// conversion.yaml:10:85: spec.spokes[0].rules[0].enum.hubValues.Performance: hub value "Performance" is not hub-only: spoke value "Fast" maps to it
 }

@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -63,8 +61,12 @@ type RuleSpec struct {
 
 // Options configure loading.
 type Options struct {
-	// Funcs are the Go rules that funcs entries may name.
+	// Funcs are the Go rules that funcs entries may name, besides those
+	// registered with RegisterFuncs.
 	Funcs map[string]convert.Rule
+	// CEL compiles the expressions of cel rules; nil means the compiler
+	// registered with RegisterCEL (package convert/celenv registers one).
+	CEL convert.CELCompiler
 }
 
 // LoadFile reads, validates and compiles the rule file at path.
@@ -153,11 +155,14 @@ func Parse(name string, data []byte, opts ...Options) (*File, error) {
 		if o.Funcs != nil {
 			l.opts.Funcs = o.Funcs
 		}
+		if o.CEL != nil {
+			l.opts.CEL = o.CEL
+		}
 	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, &Error{File: name, Err: fmt.Errorf("not valid YAML: %w", err)}
+		return nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -313,27 +318,13 @@ func kindName(n *yaml.Node) string {
 	return "nothing"
 }
 
-// ruleParams lists the parameters each rule kind takes.
-var ruleParams = map[string][]string{
-	"rename":      {"from", "to"},
-	"enum":        {"from", "to", "values"},
-	"duration":    {"from", "to", "unit", "round"},
-	"intToString": {"from", "to"},
-	"stringToInt": {"from", "to"},
-	"scale":       {"from", "to", "multiply", "divide"},
-	"listToMap":   {"from", "to", "key", "keyType", "order"},
-	"hubOnly":     {"path", "default"},
-	"spokeOnly":   {"path", "default"},
-	"funcs":       {"name"},
-}
-
 func ruleKinds() string {
-	kinds := make([]string, 0, len(ruleParams))
-	for k := range ruleParams {
-		kinds = append(kinds, k)
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
 	}
-	sort.Strings(kinds)
-	return strings.Join(kinds, ", ")
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
@@ -341,161 +332,22 @@ func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
 		return RuleSpec{}, l.errf(n, field, "a rule is a mapping with exactly one key, the rule kind (one of %s)", ruleKinds())
 	}
 	kn, body := n.Content[0], n.Content[1]
-	kind := kn.Value
-	params, ok := ruleParams[kind]
+	name := kn.Value
+	k, ok := kinds[name]
 	if !ok {
-		return RuleSpec{}, l.errf(kn, field, "unknown rule kind %q (want one of %s)", kind, ruleKinds())
+		return RuleSpec{}, l.errf(kn, field, "unknown rule kind %q (want one of %s)", name, ruleKinds())
 	}
-	field = field + "." + kind
-	m, err := l.mapping(body, field, params...)
+	field = field + "." + name
+	m, err := l.mapping(body, field, k.params...)
 	if err != nil {
 		return RuleSpec{}, err
 	}
-	spec := RuleSpec{Type: kind, Line: kn.Line, Params: map[string]any{}}
-	path := func(k string, required bool) (convert.Path, error) {
-		e, ok := m[k]
-		if !ok {
-			if required {
-				return convert.Path{}, l.errf(body, field+"."+k, "missing")
-			}
-			return convert.Path{}, nil
-		}
-		p, err := convert.ParsePath(e.val.Value)
-		if err != nil {
-			return convert.Path{}, l.errf(e.val, field+"."+k, "%v", err)
-		}
-		return p, nil
-	}
-	str := func(k string) string { return l.scalar(m, k) }
-	fail := func(err error) (RuleSpec, error) {
-		return RuleSpec{}, l.errf(kn, field, "%v", err)
-	}
-	switch kind {
-	case "hubOnly", "spokeOnly":
-		p, err := path("path", true)
-		if err != nil {
-			return RuleSpec{}, err
-		}
-		spec.From, spec.To = p, p
-		var def []byte
-		if e, ok := m["default"]; ok {
-			if def, err = nodeJSON(e.val); err != nil {
-				return RuleSpec{}, l.errf(e.val, field+".default", "%v", err)
-			}
-			spec.Params["default"] = string(def)
-		}
-		if kind == "hubOnly" {
-			spec.Rule, err = convert.HubOnly(p, def)
-		} else {
-			spec.Rule, err = convert.SpokeOnly(p, def)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		return spec, nil
-	case "funcs":
-		name := str("name")
-		if name == "" {
-			return RuleSpec{}, l.errf(body, field+".name", "missing")
-		}
-		spec.FuncName = name
-		r, ok := l.opts.Funcs[name]
-		if !ok {
-			known := make([]string, 0, len(l.opts.Funcs))
-			for k := range l.opts.Funcs {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			if len(known) == 0 {
-				known = []string{"none"}
-			}
-			return RuleSpec{}, l.errf(m["name"].val, field+".name", "no Go function %q is registered (registered: %s); funcs rules work only where the program that loads the file registers them", name, strings.Join(known, ", "))
-		}
-		spec.Rule = r
-		return spec, nil
-	}
-	from, err := path("from", true)
-	if err != nil {
+	b := &build{l: l, field: field, kindNode: kn, body: body, m: m,
+		spec: RuleSpec{Type: name, Line: kn.Line, Params: map[string]any{}}}
+	if err := k.build(b); err != nil {
 		return RuleSpec{}, err
 	}
-	to := from
-	if _, ok := m["to"]; ok {
-		if to, err = path("to", true); err != nil {
-			return RuleSpec{}, err
-		}
-	} else if kind == "rename" {
-		return RuleSpec{}, l.errf(body, field+".to", "missing")
-	}
-	spec.From, spec.To = from, to
-	switch kind {
-	case "rename":
-		spec.Rule, err = convert.Rename(from, to)
-	case "enum":
-		e, ok := m["values"]
-		if !ok {
-			return RuleSpec{}, l.errf(body, field+".values", "missing")
-		}
-		vm, err := l.mapping(e.val, field+".values", keysOf(e.val)...)
-		if err != nil {
-			return RuleSpec{}, err
-		}
-		values := map[string]string{}
-		hubLine := map[string]int{}
-		for _, k := range keysOf(e.val) { // document order: errors name the later line
-			v := vm[k]
-			if v.val.Kind != yaml.ScalarNode {
-				return RuleSpec{}, l.errf(v.val, field+".values."+k, "want a string")
-			}
-			if line, dup := hubLine[v.val.Value]; dup {
-				return RuleSpec{}, l.errf(v.val, field+".values."+k, "hub value %q is also the image of another spoke value (line %d); the mapping must be one-to-one to be inverted", v.val.Value, line)
-			}
-			hubLine[v.val.Value] = v.val.Line
-			values[k] = v.val.Value
-		}
-		spec.Params["values"] = values
-		spec.Rule, err = convert.Enum(from, to, values)
-		if err != nil {
-			return fail(err)
-		}
-		return spec, nil
-	case "duration":
-		unit := time.Second
-		if u := str("unit"); u != "" {
-			if unit, err = convert.ParseUnit(u); err != nil {
-				return RuleSpec{}, l.errf(m["unit"].val, field+".unit", "%v", err)
-			}
-		}
-		spec.Params["unit"], spec.Params["round"] = unit.String(), str("round")
-		spec.Rule, err = convert.Duration(from, to, unit, convert.Rounding(str("round")))
-	case "intToString":
-		spec.Rule, err = convert.IntToString(from, to)
-	case "stringToInt":
-		spec.Rule, err = convert.StringToInt(from, to)
-	case "scale":
-		var mul, div int64
-		for _, f := range []struct {
-			k   string
-			dst *int64
-		}{{"multiply", &mul}, {"divide", &div}} {
-			k, dst := f.k, f.dst
-			if e, ok := m[k]; ok {
-				v, perr := strconv.ParseInt(e.val.Value, 10, 64)
-				if perr != nil || v <= 0 {
-					return RuleSpec{}, l.errf(e.val, field+"."+k, "want a positive integer, got %q", e.val.Value)
-				}
-				*dst = v
-			}
-		}
-		spec.Params["multiply"], spec.Params["divide"] = mul, div
-		spec.Rule, err = convert.Scale(from, to, mul, div)
-	case "listToMap":
-		spec.Params["key"], spec.Params["keyType"], spec.Params["order"] = str("key"), str("keyType"), str("order")
-		spec.Rule, err = convert.ListToMap(from, to, str("key"), convert.KeyType(str("keyType")), convert.Order(str("order")))
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return spec, nil
+	return b.spec, nil
 }
 
 func keysOf(n *yaml.Node) []string {

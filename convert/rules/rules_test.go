@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestLoadErrors(t *testing.T) {
 		doc  string
 		want string // substring, including file:line
 	}{
-		{"not yaml", "a: [", "f.yaml: not valid YAML"},
+		{"not yaml", "a: [", "f.yaml:1:4: not valid YAML"},
 		{"wrong apiVersion", strings.Replace(head, "hubspoke.dev/v1alpha1", "v1", 1), "f.yaml:1:13: apiVersion: want hubspoke.dev/v1alpha1"},
 		{"wrong kind", strings.Replace(head, "kind: Conversion", "kind: Foo", 1), `f.yaml:2:7: kind: want Conversion, got "Foo"`},
 		{"unknown top field", head + "    - rename: {from: spec.a, to: spec.b}\nextra: 1\n", "f.yaml:12:1: extra: unknown field"},
@@ -38,7 +39,18 @@ func TestLoadErrors(t *testing.T) {
 		{"rename without to", head + "    - rename: {from: spec.a}\n", "spec.spokes[0].rules[0].rename.to: missing"},
 		{"bad path", head + "    - rename: {from: spec..a, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec..a": empty segment`},
 		{"metadata path", head + "    - rename: {from: metadata.name, to: spec.b}\n", "f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: from: path metadata.name: the API server restores metadata"},
-		{"enum not one-to-one", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: X}\n", `f.yaml:13:27: spec.spokes[0].rules[0].enum.values.B: hub value "X" is also the image of another spoke value (line 13)`},
+		{"enum hub value not hub-only", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: X}\n        hubValues: {X: A}\n", `f.yaml:14:24: spec.spokes[0].rules[0].enum.hubValues.X: hub value "X" is not hub-only: spoke value "A" maps to it`},
+		{"numeric pointer", head + "    - rename: {from: /spec/items/0/x, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "/spec/items/0/x": segment "0" is a list index`},
+		{"numeric dotted", head + "    - rename: {from: spec.items.0.x, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec.items.0.x": segment "0" is a list index`},
+		{"different scopes", head + "    - rename: {from: 'spec.a[*].x', to: 'spec.b[*].x'}\n", `f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: spec.a[*].x and spec.b[*].x go through different lists or maps`},
+		{"bad selector", head + "    - rename:\n        from: spec.a[x].y\n        to: spec.a[x].z\n", `f.yaml:12:15: spec.spokes[0].rules[0].rename.from: path "spec.a[x].y": [x] is not a selector`},
+		{"hubOnly on items", head + "    - hubOnly:\n        path: spec.a[*]\n", `spec.spokes[0].rules[0].hubOnly: hubOnly spec.a[*]: name a field inside the items`},
+		{"bad otherwise", head + "    - listToItem: {from: spec.a, otherwise: drop}\n", `otherwise must be fail or keep, got "drop"`},
+		{"bad pattern", head + "    - split: {from: spec.a, pattern: \"{a}{b}\"}\n", `spec.spokes[0].rules[0].split.pattern: pattern "{a}{b}": fields "a" and "b" need literal text between them`},
+		{"pattern default not a field", head + "    - split: {from: spec.a, pattern: \"{a} {b}\", defaults: {c: x}}\n", `default for "c", which is not a field`},
+		{"bad duration spoke", head + "    - duration: {from: spec.a, spoke: float}\n", `spec.spokes[0].rules[0].duration.spoke: want integer`},
+		{"yaml missing brace", head + "    - rename: {from: spec.a, to: spec.b\n    - rename: {from: spec.c, to: spec.d}\n", "f.yaml:12:5: not valid YAML"},
+		{"yaml bad indent", head + "    - rename: {from: spec.a, to: spec.b}\n   - rename: {from: spec.c, to: spec.d}\n", "f.yaml:12:4: not valid YAML"},
 		{"bad unit", head + "    - duration: {from: spec.a, to: spec.b, unit: days}\n", `f.yaml:11:50: spec.spokes[0].rules[0].duration.unit: unknown unit "days"`},
 		{"bad round", head + "    - duration: {from: spec.a, to: spec.b, round: up}\n", `round must be one of reject, floor, ceil, round; got "up"`},
 		{"scale zero", head + "    - scale: {from: spec.a, to: spec.b, multiply: 0}\n", `spec.spokes[0].rules[0].scale.multiply: want a positive integer, got "0"`},
@@ -132,6 +144,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(head + "    - rename: {from: spec.a, to: spec.b}\n"))
 	f.Add([]byte(head + "    - enum: {from: spec.m, values: {A: B}}\n    - listToMap: {from: spec.l, key: k, order: ignore}\n"))
 	f.Add([]byte(head + "    - duration: {from: spec.a, to: spec.b, unit: ms, round: floor}\n    - hubOnly: {path: spec.p, default: {a: [1]}}\n"))
+	f.Add([]byte(head + "    - rename:\n        from: spec.s[name=*].a\n        to: spec.s[name=*].b\n"))
+	f.Add([]byte(head + "    - split: {from: spec.s, pattern: \"{a} {b}\", defaults: {b: x}, otherwise: keep}\n"))
+	f.Add([]byte(head + "    - enum: {from: spec.m, values: {A: X, B: X}, hubValues: {Y: A}}\n"))
+	f.Add([]byte(head + "    - rename: {from: spec.a, to: spec.b\n"))
 	f.Add([]byte("a: *b\n"))
 	f.Add([]byte("- &a [*a]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -143,4 +159,64 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestFleetUsesEveryNewForm: the fleet example loads, and uses every rule
+// kind added with the paths through lists and maps, with those paths.
+func TestFleetUsesEveryNewForm(t *testing.T) {
+	f, err := rules.ParseFile("../../examples/fleet/conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	selectors := map[string]bool{}
+	for _, s := range f.Spokes {
+		for _, r := range s.Rules {
+			kinds[r.Type] = true
+			if r.Line == 0 || r.Rule == nil {
+				t.Errorf("rule %s: line %d, rule %v", r.Type, r.Line, r.Rule)
+			}
+			for _, p := range []convert.Path{r.From, r.To} {
+				if s := p.String(); strings.Contains(s, "[name=*]") {
+					selectors["[name=*]"] = true
+				} else if strings.Contains(s, ".*") {
+					selectors[".*"] = true
+				}
+			}
+			if r.Type == "duration" && r.Params["spoke"] == "string" {
+				kinds["duration spoke string"] = true
+			}
+			if v, ok := r.Params["hubValues"].(map[string]string); ok && len(v) > 0 {
+				kinds["enum hubValues"] = true
+			}
+		}
+	}
+	for _, k := range []string{"rename", "enum", "enum hubValues", "hubOnly", "scale", "duration", "duration spoke string",
+		"mapToList", "listToItem", "itemToList", "split", "join", "cel"} {
+		if !kinds[k] {
+			t.Errorf("fleet does not use %s", k)
+		}
+	}
+	for _, s := range []string{"[name=*]", ".*"} {
+		if !selectors[s] {
+			t.Errorf("fleet has no path with %s", s)
+		}
+	}
+}
+
+// TestKindsAreDocumented: every rule kind the loader knows has a section in
+// docs/rules.md.
+func TestKindsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rules.Load("f.yaml", []byte(head+"    - frobnicate: {}\n"))
+	msg := err.Error()
+	list := msg[strings.Index(msg, "want one of ")+len("want one of ") : strings.LastIndex(msg, ")")]
+	for _, k := range strings.Split(list, ", ") {
+		if !strings.Contains(string(doc), "### "+k) && !strings.Contains(string(doc), " and "+k+"\n") && !strings.Contains(string(doc), "- "+k+": ") {
+			t.Errorf("rule kind %s has no section in docs/rules.md", k)
+		}
+	}
 }

@@ -55,6 +55,8 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		newCheckCmd(),
 		// subcommands: keep one line each, in alphabetical order below this line
 		newBackupCmd(),
+		newCertsCmd(),
+		newDeployCmd(),
 		newDoctorCmd(),
 		newExplainCmd(),
 		newMigrateCmd(),
@@ -70,7 +72,12 @@ func NewRoot(extra ...Extra) *cobra.Command {
 
 // Main runs the command line args and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, extra ...Extra) int {
-	root := NewRoot(extra...)
+	return Run(ctx, NewRoot(extra...), args, stdin, stdout, stderr)
+}
+
+// Run runs root with args and returns the process exit code: 0 ok, 1 a
+// failure found or hit, 2 a usage error.
+func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -24,11 +24,11 @@ import (
 )
 
 // NewDemoCmd returns `hubspoke demo`: the life of the Widget example on an
-// embedded API server with the webhook in-process.
+// local kube-apiserver (package sandbox) with the webhook in-process.
 func NewDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
-		Short: "Walk a multi-version CRD's life on an embedded API server, checking every step",
+		Short: "Walk a multi-version CRD's life on a local kube-apiserver, checking every step",
 		Long: `demo starts an API server and the hubspoke webhook in this process and walks
 the lifecycle of the Widget example (examples/widget): a CRD with v1alpha1
 only, v1 added with webhook conversion, the storage version switched, then
@@ -72,7 +72,7 @@ func (e demoFailure) Error() string { return e.msg }
 
 func runDemo(ctx context.Context, out io.Writer) (err error) {
 	start := time.Now()
-	fmt.Fprintln(out, "hubspoke demo: the life of a multi-version CRD, on an embedded API server")
+	fmt.Fprintln(out, "hubspoke demo: the life of a multi-version CRD, on a local kube-apiserver")
 	d := &demo{out: out}
 	crdYAML, err := examples.FS.ReadFile("widget/crd.yaml")
 	if err != nil {
@@ -109,7 +109,11 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 		return err
 	}
 	d.webhookAddr = wh.Addr()
-	fmt.Fprintf(out, "      api server %s, webhook %s/%s on %s (TLS, generated CA)\n", d.sb.URL(), svc.Namespace, svc.Name, wh.Addr())
+	fmt.Fprintf(out, "      kube-apiserver %s at %s; webhook behind Service %s/%s at pod %s (TLS, generated CA)\n",
+		sandbox.KubernetesVersion, d.sb.URL(), svc.Namespace, svc.Name, wh.Endpoint().IP())
+	if err := d.sb.EnsureNamespace(startCtx, demoNamespace); err != nil {
+		return err
+	}
 	if d.crds, err = apiextensionsclient.NewForConfig(d.sb.RESTConfig()); err != nil {
 		return err
 	}

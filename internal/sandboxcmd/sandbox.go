@@ -47,16 +47,20 @@ func NewSandboxCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox [--kubeconfig PATH] [--serve RULES ...] [--crd CRD ...]",
 		Short: "Run a local API server (and optionally the conversion webhook) until interrupted",
-		Long: `Run a Kubernetes API server for custom resources in this process: the
-apiextensions-apiserver on an embedded etcd, on loopback, with nothing to
-download. Any local caller is an administrator; the data lives in a temporary
-directory removed on exit.
+		Long: `Run a local Kubernetes cluster's control plane: kube-apiserver ` + sandbox.KubernetesVersion + ` and etcd,
+on loopback, with RBAC and an admin kubeconfig. No nodes: objects are stored
+and validated, not run. The binaries are built on first use (see
+"hubspoke sandbox assets"); the data lives in a temporary directory removed
+on exit.
 
 With --serve, the hubspoke conversion webhook server for the given rule files
-runs in this process too, over TLS with a generated CA, as the service
---service (default hubspoke-system/hubspoke-webhook, the one the examples'
-CRDs name), at --path (default /convert), with /healthz, /readyz and /metrics.
-CRDs applied later whose conversion webhook names that service get the CA
+runs in this process too, over TLS with a generated CA, as an endpoint of the
+Service --service (default hubspoke-system/hubspoke-webhook, the one the
+examples' CRDs name; created if missing), at --path (default /convert), with
+/healthz, /readyz and /metrics. The API server reaches it as in a cluster:
+through the Service's EndpointSlice, whose ready condition follows the
+webhook's /readyz, and a certificate checked against NAME.NAMESPACE.svc.
+CRDs applied later whose conversion webhook names that Service get the CA
 injected as their caBundle, as cert-manager's cainjector would do.
 
 The command prints the kubeconfig path and a kubectl line to try; Ctrl-C stops
@@ -94,7 +98,32 @@ it cleanly.`,
 	f.StringVar(&service, "service", DefaultServiceNamespace+"/"+DefaultServiceName, "`NAMESPACE/NAME` of the service the in-process webhook answers for")
 	f.StringVar(&path, "path", "/convert", "`PATH` the in-process webhook serves conversions at (the CRD's clientConfig.service.path)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the sandbox, API server and webhook to stderr")
+	cmd.AddCommand(newAssetsCmd())
 	return cmd
+}
+
+// newAssetsCmd returns `hubspoke sandbox assets`.
+func newAssetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "assets",
+		Short: "Build kube-apiserver and etcd if needed and print their directory (usable as KUBEBUILDER_ASSETS)",
+		Long: `Print the directory holding the kube-apiserver and etcd binaries the sandbox
+runs, building them first if they are not there: go build of k8s.io/kubernetes
+` + sandbox.KubernetesVersion + ` and etcd from the Go module proxy into a per-version directory
+under the user's cache directory (or $` + sandbox.AssetsEnv + `), several
+minutes the first time. The directory also holds a kubectl symlink when kubectl
+is on PATH, so it serves controller-runtime's envtest as KUBEBUILDER_ASSETS.`,
+		Example: `  export KUBEBUILDER_ASSETS=$(hubspoke sandbox assets)`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := sandbox.EnsureAssets(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), dir)
+			return nil
+		},
+	}
 }
 
 type runOptions struct {
@@ -233,14 +262,28 @@ func serveWebhook(sb *sandbox.Sandbox, out io.Writer, o runOptions, convs []revi
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	addr := ln.Addr().String()
-	if err := sb.RegisterService(sandbox.Service{Namespace: o.namespace, Name: o.name, Addr: addr, CABundle: cert.CA}); err != nil {
+	addCtx, cancelAdd := context.WithTimeout(ctx, time.Minute)
+	defer cancelAdd()
+	ep, err := sb.AddEndpoint(addCtx, sandbox.EndpointOptions{
+		Namespace: o.namespace, Service: o.name, Addr: addr,
+		ReadinessPath: "/readyz", CABundle: cert.CA,
+	})
+	if err == nil {
+		err = ep.WaitReady(addCtx)
+	}
+	if err != nil {
+		if ep != nil {
+			err = errors.Join(err, ep.Remove(context.Background()))
+		}
 		return nil, errors.Join(err, stop())
 	}
+	stopServer := stop
+	stop = func() error { return errors.Join(ep.Remove(context.Background()), stopServer()) }
 	var served []string
 	for _, c := range convs {
 		served = append(served, c.Kind()+"."+c.Group())
 	}
-	fmt.Fprintf(out, "webhook:    %s/%s -> https://%s%s, converting %s\n", o.namespace, o.name, addr, o.path, strings.Join(served, ", "))
+	fmt.Fprintf(out, "webhook:    service %s/%s -> pod %s (listening on %s), %s, converting %s\n", o.namespace, o.name, ep.IP(), addr, o.path, strings.Join(served, ", "))
 	fmt.Fprintf(out, "            CRDs naming service %s/%s get its CA (%s) as caBundle\n", o.namespace, o.name, filepath.Join(certDir, "ca.crt"))
 	fmt.Fprintf(out, "metrics:    https://%s/metrics\n", addr)
 	return stop, nil

@@ -74,7 +74,8 @@ func TestSandbox(t *testing.T) {
 	for _, want := range []string{
 		"kubeconfig: " + kubeconfig + "\n",
 		"KUBECONFIG=" + kubeconfig + " kubectl",
-		"hubspoke-system/hubspoke-webhook -> https://127.0.0.1:",
+		"service hubspoke-system/hubspoke-webhook -> pod 10.244.",
+		"(listening on 127.0.0.1:",
 		"installed:  widgets.example.com",
 		"/convert, converting Widget.example.com",
 		"metrics:    https://127.0.0.1:",
@@ -113,6 +114,24 @@ func TestSandbox(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]any{"size": int64(3)}, got.Object["spec"]); diff != "" {
 		t.Errorf("spec through v1 (-want +got):\n%s", diff)
+	}
+
+	// The webhook is a ready endpoint of its Service, as a pod would be.
+	slices, err := dyn.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).
+		Namespace("hubspoke-system").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=hubspoke-webhook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var endpoints []any
+	for _, s := range slices.Items {
+		eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
+		endpoints = append(endpoints, eps...)
+	}
+	if len(endpoints) != 1 {
+		t.Fatalf("service hubspoke-system/hubspoke-webhook has %d endpoints, want 1: %v", len(endpoints), endpoints)
+	}
+	if ready, _, _ := unstructured.NestedBool(endpoints[0].(map[string]any), "conditions", "ready"); !ready {
+		t.Errorf("the webhook's endpoint is not ready: %v", endpoints[0])
 	}
 
 	cancel()

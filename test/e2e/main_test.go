@@ -87,6 +87,13 @@ func run(m *testing.M) (code int) {
 		return fail("dynamic client: %v", err)
 	}
 
+	// A cluster has only default, kube-system, kube-public and
+	// kube-node-lease: the tests' namespaces are created once here.
+	for _, name := range []string{ns, "verbs", migNamespace} {
+		if err := sb.EnsureNamespace(ctx, name); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if hook, err = startHandWebhook(sb, "hubspoke-system", "hubspoke-webhook"); err != nil {
 		return fail("%v", err)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,11 +20,15 @@ import (
 
 // handWebhook is a minimal ConversionReview (v1) webhook for the Widget
 // example written by hand: v1alpha1 spec.replicas <-> v1 spec.size. It
-// proves the sandbox's plumbing (service resolution, TLS, caBundle)
+// proves the sandbox's plumbing (Service, EndpointSlice, pod network, TLS,
+// caBundle)
 // independently of hubspoke's own server.
 type handWebhook struct {
 	*httptest.Server
-	objects atomic.Int64 // objects converted so far
+	endpoint *sandbox.Endpoint // of the Service, in the sandbox's pod network
+	ca       []byte            // the CA of its serving certificate
+	objects  atomic.Int64      // objects converted so far
+	notReady atomic.Bool       // /readyz answers 503
 }
 
 func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook, error) {
@@ -30,6 +36,19 @@ func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook
 	if err != nil {
 		return nil, err
 	}
+	h, err := newHandWebhook(cert)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.register(sb, namespace, name, ""); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHandWebhook serves the hand webhook on loopback with cert.
+func newHandWebhook(cert *sandbox.ServiceCert) (*handWebhook, error) {
 	tlsCert, err := cert.TLSCertificate()
 	if err != nil {
 		return nil, err
@@ -38,17 +57,30 @@ func startHandWebhook(sb *sandbox.Sandbox, namespace, name string) (*handWebhook
 	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
 	h.TLS = &tls.Config{Certificates: []tls.Certificate{tlsCert}}
 	h.StartTLS()
-	if err := sb.RegisterService(sandbox.Service{
-		Namespace: namespace, Name: name, Port: 443,
-		Addr: h.Listener.Addr().String(), CABundle: cert.CA,
-	}); err != nil {
-		h.Close()
-		return nil, err
-	}
+	h.ca = cert.CA
 	return h, nil
 }
 
+// register makes the webhook an endpoint of the Service namespace/name,
+// probed at readinessPath if not empty.
+func (h *handWebhook) register(sb *sandbox.Sandbox, namespace, name, readinessPath string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	h.endpoint, err = sb.AddEndpoint(ctx, sandbox.EndpointOptions{
+		Namespace: namespace, Service: name,
+		Addr: h.Listener.Addr().String(), CABundle: h.ca, ReadinessPath: readinessPath,
+	})
+	return err
+}
+
 func (h *handWebhook) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/readyz" {
+		if h.notReady.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		}
+		return
+	}
 	var review apiextensionsv1.ConversionReview
 	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
 		http.Error(w, fmt.Sprintf("bad review: %v", err), http.StatusBadRequest)

@@ -1,0 +1,249 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// A CELExpression is one compiled direction of a cel rule: a pure,
+// deterministic function from the JSON value of the source field (bound to
+// the variable self) to the JSON value of the destination field, with a cost
+// limit. The engine hands it the raw JSON of that one field only, never the
+// whole object.
+//
+// Package convert does not link a CEL implementation (it would pull in
+// net/http through the Kubernetes CEL libraries); package convert/celenv
+// provides one with the environment of x-kubernetes-validations.
+type CELExpression interface {
+	// Eval evaluates the expression with self bound to the JSON value
+	// self and returns the result as JSON.
+	Eval(self []byte) ([]byte, error)
+}
+
+// A CELCompiler compiles the expressions of cel rules. Compile errors are
+// reported when the rule file loads.
+type CELCompiler interface {
+	Compile(expr string) (CELExpression, error)
+}
+
+// ErrNotInverse is wrapped by the error of a cel rule whose expressions do
+// not carry a value there and back unchanged, under otherwise: fail. check
+// reports it as a defect of the rules, with the value as counterexample.
+var ErrNotInverse = errors.New("the expressions do not invert each other on this value")
+
+// ErrNoForm is returned by a CELExpression whose result says the value has
+// no form in the other version (optional.none() in CEL).
+var ErrNoForm = errors.New("the value has no form in the other version")
+
+// CELSpec is a cel rule as written.
+type CELSpec struct {
+	// From is the spoke field and To the hub field (the same path computes
+	// the field in place).
+	From, To Path
+	// ToHub computes the hub value from self, the spoke value; FromHub the
+	// spoke value from self, the hub value.
+	ToHub, FromHub string
+	// Otherwise is the policy for a value the expressions do not carry there
+	// and back unchanged, or that has no form in the other version
+	// (optional.none()): OtherwiseFail (the default) fails the conversion
+	// naming the value; OtherwiseKeep converts it and keeps the exact value
+	// in the preserved annotation (a value with no form is removed and kept),
+	// restored on the way back unless the field was changed since.
+	Otherwise Otherwise
+}
+
+// celRule computes a field with two CEL expressions, one for each
+// direction. Both expressions run on every conversion: the inverse checks
+// that the value comes back unchanged, so a value the other version cannot
+// represent is never lost silently. A null value moves as null and a
+// missing one stays missing, as with every value rule.
+type celRule struct {
+	spec           CELSpec
+	from, to       Path // the paths it runs on (inside the items of spec's paths)
+	keep           bool // otherwise: keep
+	toHub, fromHub CELExpression
+}
+
+// CEL compiles a cel rule with c. Both expressions are required: the engine
+// cannot invert an expression. Paths through lists and maps work as for
+// every rule: the rule runs on every item they select.
+func CEL(c CELCompiler, spec CELSpec) (Rule, error) {
+	from, to, err := checkPair("cel", spec.From, spec.To)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("cel %s: no CEL compiler; link package convert/celenv (the hubspoke binaries do)", spec.From)
+	}
+	keep, err := checkOtherwise("cel", spec.From, spec.Otherwise)
+	if err != nil {
+		return nil, err
+	}
+	r := &celRule{spec: spec, from: from, to: to, keep: keep}
+	for _, d := range []struct {
+		name, src string
+		dst       *CELExpression
+	}{{"toHub", spec.ToHub, &r.toHub}, {"fromHub", spec.FromHub, &r.fromHub}} {
+		if d.src == "" {
+			return nil, fmt.Errorf("cel %s: %s: missing; both directions are required, the engine cannot invert an expression", spec.From, d.name)
+		}
+		x, err := c.Compile(d.src)
+		if err != nil {
+			return nil, fmt.Errorf("cel %s: %s: %w", spec.From, d.name, err)
+		}
+		*d.dst = x
+	}
+	return scoped(r, spec.From), nil
+}
+
+func (r *celRule) String() string {
+	s := "cel " + r.spec.From.String()
+	if !r.spec.From.Equal(r.spec.To) {
+		s += " -> " + r.spec.To.String()
+	}
+	return s
+}
+
+func (r *celRule) paths() []Path { return []Path{r.from, r.to, annotationsPath} }
+
+// ToHub computes the hub field from the spoke field.
+func (r *celRule) ToHub(o *Object) error { return r.run(o, r.from, r.to, true) }
+
+// FromHub computes the spoke field from the hub field.
+func (r *celRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, false) }
+
+func (r *celRule) run(o *Object, src, dst Path, toHub bool) error {
+	done, out, err := r.aside(o, src, dst, toHub)
+	if done || err != nil {
+		return err
+	}
+	return move(o, r, src, dst, func(n node) (node, error) {
+		return r.apply(o, n, src, dst, toHub, out)
+	})
+}
+
+// aside handles values with no form in the other version (an expression
+// returning optional.none()): under otherwise: keep such a source value is
+// removed and kept in the preserved annotation, and a value the
+// destination version kept earlier is restored when the source is missing
+// and the destination not set since.
+//
+// Otherwise it returns the evaluation of the source value, for apply.
+func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation, error) {
+	kept, ok, err := o.takeField(o.to, dst)
+	if err != nil {
+		return true, nil, wrapRuleErr(r, dst, err)
+	}
+	n, err := o.lookup(src)
+	if err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		if !ok {
+			return true, nil, nil
+		}
+		if cur, err := o.lookup(dst); err != nil || cur != nil {
+			return true, nil, wrapRuleErr(r, dst, err)
+		}
+		return true, nil, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+	}
+	if n.isNull() {
+		return false, nil, nil
+	}
+	raw := o.rawOf(n)
+	fwd, name := r.toHub, "toHub"
+	if !toHub {
+		fwd, name = r.fromHub, "fromHub"
+	}
+	out, err := fwd.Eval(raw)
+	if !errors.Is(err, ErrNoForm) {
+		return false, &evaluation{out: out, err: err}, nil
+	}
+	if !r.keep {
+		return true, nil, ruleErr(r, src, "%s of %s: %v (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", name, compact(raw), ErrNoForm)
+	}
+	if err := o.keepField(o.from, src, raw); err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	if _, _, err := o.del(src); err != nil {
+		return true, nil, wrapRuleErr(r, src, err)
+	}
+	return true, nil, wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// evaluation is the result of one direction on the source value.
+type evaluation struct {
+	out []byte
+	err error
+}
+
+func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evaluation) (node, error) {
+	raw := o.rawOf(&n)
+	// The destination version owns an exact value if an earlier conversion
+	// out of it could not carry it.
+	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
+		return node{}, wrapRuleErr(r, dst, err)
+	} else if ok {
+		return node{raw: o.st.keep(v)}, nil
+	}
+	out, exact, err := r.convert(raw, toHub, ev)
+	if err != nil {
+		return node{}, wrapRuleErr(r, src, err)
+	}
+	if !exact {
+		if err := o.keepExact(o.from, src, raw, out); err != nil {
+			return node{}, wrapRuleErr(r, src, err)
+		}
+	}
+	return node{raw: o.st.keep(out)}, nil
+}
+
+// convert evaluates one direction on the JSON value self (toHub: the
+// spoke value; else the hub value), or takes ev, its evaluation already
+// done, and the other direction on the result. exact reports whether that
+// gives self back. A value that does not come back is an error under
+// otherwise: fail, whose message is the counterexample; under otherwise:
+// keep it is not an error (the caller keeps self in the preserved
+// annotation).
+func (r *celRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
+	fwd, inv, fwdName, invName := r.toHub, r.fromHub, "toHub", "fromHub"
+	if !toHub {
+		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
+	}
+	if ev != nil {
+		out, err = ev.out, ev.err
+	} else {
+		out, err = fwd.Eval(self)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
+	}
+	back, berr := inv.Eval(out)
+	if berr == nil && (bytes.Equal(back, self) || jsonEqual(back, self)) {
+		return out, true, nil
+	}
+	if r.keep {
+		return out, false, nil
+	}
+	if berr != nil {
+		return nil, false, fmt.Errorf("%s turns %s into %s, and %s of that fails: %v; %w (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", fwdName, compact(self), compact(out), invName, berr, ErrNotInverse)
+	}
+	return nil, false, fmt.Errorf("%s turns %s into %s, which %s turns into %s; %w (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", fwdName, compact(self), compact(out), invName, compact(back), ErrNotInverse)
+}
+
+// compact returns JSON without insignificant whitespace, for messages,
+// cut short when long.
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	const max = 200
+	if b.Len() > max {
+		return string(b.Bytes()[:max]) + "…"
+	}
+	return b.String()
+}

@@ -1,0 +1,394 @@
+package convert
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Otherwise says what happens to a value that has no form in the other
+// version: an empty or longer list where one item is expected, a string a
+// pattern does not match, an object a pattern cannot write.
+type Otherwise string
+
+// Policies for values with no form in the other version.
+const (
+	// OtherwiseFail fails the conversion, naming the value.
+	OtherwiseFail Otherwise = "fail"
+	// OtherwiseKeep removes the value and keeps it in the preserved
+	// annotation; it is restored when the object comes back, unless the
+	// field was set through the other version since.
+	OtherwiseKeep Otherwise = "keep"
+)
+
+func checkOtherwise(kind string, from Path, o Otherwise) (bool, error) {
+	switch o {
+	case "", OtherwiseFail:
+		return false, nil
+	case OtherwiseKeep:
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %s: otherwise must be fail or keep, got %q", kind, from, o)
+}
+
+// --- singleton lists ----------------------------------------------------------
+
+// ListToItem converts a one-item list in the spoke field from into that item
+// in the hub field to ([x] -> x); the inverse wraps it again. A list that is
+// empty, longer, or holds only null has no form in the hub: otherwise says
+// whether it fails the conversion or is kept in the preserved annotation.
+func ListToItem(from, to Path, otherwise Otherwise) (Rule, error) {
+	return singleton("listToItem", from, to, otherwise, false)
+}
+
+// ItemToList is ListToItem the other way round: the spoke holds the item and
+// the hub the one-item list.
+func ItemToList(from, to Path, otherwise Otherwise) (Rule, error) {
+	return singleton("itemToList", from, to, otherwise, true)
+}
+
+func singleton(kind string, from, to Path, otherwise Otherwise, spokeItem bool) (Rule, error) {
+	f, t, err := checkPair(kind, from, to)
+	if err != nil {
+		return nil, err
+	}
+	keep, err := checkOtherwise(kind, from, otherwise)
+	if err != nil {
+		return nil, err
+	}
+	r := &valueRule{kind: kind, from: f, to: t, aside: keep}
+	unwrap := func(n node) ([]byte, bool, error) {
+		// st is not needed: the item is split with a parser of its own.
+		if n.kind() != '[' {
+			return nil, false, fmt.Errorf("value is %s, not a list", describe(n))
+		}
+		items, err := splitList(n.raw)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(items) != 1 {
+			return nil, false, asideErr("list has %d items; the other version holds exactly one", len(items))
+		}
+		if string(items[0]) == "null" {
+			return nil, false, asideErr("list holds one null, which the other version cannot tell from no value")
+		}
+		return items[0], true, nil
+	}
+	wrap := func(n node) ([]byte, bool, error) {
+		out := make([]byte, 0, len(n.raw)+2)
+		out = append(out, '[')
+		out = n.write(out)
+		return append(out, ']'), true, nil
+	}
+	r.toHub, r.fromHub = unwrap, wrap
+	if spokeItem {
+		r.toHub, r.fromHub = wrap, unwrap
+	}
+	return scoped(r, from), nil
+}
+
+// splitList returns the raw items of a valid JSON list.
+func splitList(raw []byte) ([][]byte, error) {
+	st := getState()
+	defer putState(st)
+	items, err := st.elements(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(items))
+	for i := range items {
+		out[i] = append([]byte(nil), items[i].raw...)
+	}
+	return out, nil
+}
+
+// --- patterns -----------------------------------------------------------------
+
+// Pattern is a string made of named fields and literal text, such as
+// "{minute} {hour} {dayOfMonth} {month} {dayOfWeek}" or
+// "{repository}:{tag:[^:/]+}". A field is {name} or {name:regexp} (Go
+// regexp syntax; the default matches any text, as little as possible);
+// {{ and }} are a literal brace. Two fields need literal text between them.
+type Pattern struct {
+	src    string
+	fields []string // in order
+	lits   []string // lits[i] precedes fields[i]; lits[len(fields)] ends
+	re     *regexp.Regexp
+	subs   []*regexp.Regexp // each field's own pattern, anchored
+	// plain is set when every field takes any text: then the leftmost
+	// match the regexp finds is found by looking for each literal in turn.
+	plain bool
+}
+
+// ParsePattern parses a pattern.
+func ParsePattern(s string) (*Pattern, error) {
+	p := &Pattern{src: s}
+	var lit strings.Builder
+	var re strings.Builder
+	re.WriteString(`^(?s:`)
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "{{"):
+			lit.WriteByte('{')
+			i += 2
+		case strings.HasPrefix(s[i:], "}}"):
+			lit.WriteByte('}')
+			i += 2
+		case s[i] == '}':
+			return nil, fmt.Errorf("pattern %q: } at offset %d closes nothing (write }} for a literal brace)", s, i)
+		case s[i] == '{':
+			end := fieldEnd(s, i)
+			if end < 0 {
+				return nil, fmt.Errorf("pattern %q: field at offset %d is not closed", s, i)
+			}
+			body := s[i+1 : end]
+			i = end + 1
+			name, expr, hasExpr := strings.Cut(body, ":")
+			if !bareKey(name) || strings.ContainsAny(name, "{}:") {
+				return nil, fmt.Errorf("pattern %q: field name %q is not a plain key", s, name)
+			}
+			if slices.Contains(p.fields, name) {
+				return nil, fmt.Errorf("pattern %q: field %q appears twice", s, name)
+			}
+			if len(p.fields) > 0 && lit.Len() == 0 {
+				return nil, fmt.Errorf("pattern %q: fields %q and %q need literal text between them", s, p.fields[len(p.fields)-1], name)
+			}
+			if !hasExpr {
+				expr = ".*?"
+			}
+			sub, err := regexp.Compile(`^(?s:` + expr + `)$`)
+			if err != nil {
+				return nil, fmt.Errorf("pattern %q: field %q: %v", s, name, err)
+			}
+			if sub.NumSubexp() > 0 {
+				return nil, fmt.Errorf("pattern %q: field %q: use (?:...) for groups inside a field", s, name)
+			}
+			p.lits = append(p.lits, lit.String())
+			re.WriteString(regexp.QuoteMeta(lit.String()))
+			lit.Reset()
+			re.WriteString("(" + expr + ")")
+			p.fields = append(p.fields, name)
+			p.subs = append(p.subs, sub)
+		default:
+			lit.WriteByte(s[i])
+			i++
+		}
+	}
+	if len(p.fields) == 0 {
+		return nil, fmt.Errorf("pattern %q has no {field}", s)
+	}
+	p.lits = append(p.lits, lit.String())
+	re.WriteString(regexp.QuoteMeta(lit.String()))
+	re.WriteString(`)$`)
+	p.plain = !strings.Contains(s, "{"+p.fields[0]+":")
+	for _, f := range p.fields {
+		if strings.Contains(s, "{"+f+":") {
+			p.plain = false
+		}
+	}
+	var err error
+	if p.re, err = regexp.Compile(re.String()); err != nil {
+		return nil, fmt.Errorf("pattern %q: %v", s, err)
+	}
+	return p, nil
+}
+
+// fieldEnd returns the index of the } closing the field at i, counting the
+// braces of a regexp's repetitions ({2,3}).
+func fieldEnd(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+func (p *Pattern) String() string { return p.src }
+
+// Fields returns the names of the pattern's fields, in order.
+func (p *Pattern) Fields() []string { return slices.Clone(p.fields) }
+
+// Split matches s and returns the value of each field, in order.
+func (p *Pattern) Split(s string) ([]string, bool) {
+	if p.plain {
+		return p.splitPlain(s)
+	}
+	m := p.re.FindStringSubmatch(s)
+	if m == nil {
+		return nil, false
+	}
+	return m[1:], true
+}
+
+// splitPlain matches a pattern whose fields take any text, as the regexp
+// would: each field is as short as the rest allows, so it ends at the first
+// occurrence of the literal after it; the last literal ends the string.
+func (p *Pattern) splitPlain(s string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(s, p.lits[0])
+	if !ok {
+		return nil, false
+	}
+	vals := make([]string, len(p.fields))
+	last := len(p.fields) - 1
+	for i := 0; i < last; i++ {
+		j := strings.Index(rest, p.lits[i+1])
+		if j < 0 {
+			return nil, false
+		}
+		vals[i], rest = rest[:j], rest[j+len(p.lits[i+1]):]
+	}
+	v, ok := strings.CutSuffix(rest, p.lits[last+1])
+	if !ok {
+		return nil, false
+	}
+	vals[last] = v
+	return vals, true
+}
+
+// Join writes the fields' values (in order) into the pattern.
+func (p *Pattern) Join(vals []string) string {
+	var b strings.Builder
+	for i, v := range vals {
+		b.WriteString(p.lits[i])
+		b.WriteString(v)
+	}
+	b.WriteString(p.lits[len(vals)])
+	return b.String()
+}
+
+// Split converts the string in the spoke field from into an object in the
+// hub field to, one member per field of the pattern (all strings, in the
+// pattern's order). The inverse joins the members back into the string: a
+// member that is missing takes its value from defaults (the string then
+// comes back as the object was, from the preserved annotation); a member
+// missing without a default, a member the pattern has no field for, a value
+// that is not a string, or values that would not split back into
+// themselves have no form in the spoke, and neither has a string the
+// pattern does not match in the hub: otherwise says whether such a value
+// fails the conversion or is kept in the preserved annotation.
+func Split(from, to Path, pattern *Pattern, defaults map[string]string, otherwise Otherwise) (Rule, error) {
+	return patternRule("split", from, to, pattern, defaults, otherwise, false)
+}
+
+// Join is Split the other way round: the spoke holds the object and the hub
+// the string (image: {repository, tag} -> "{repository}:{tag}").
+func Join(from, to Path, pattern *Pattern, defaults map[string]string, otherwise Otherwise) (Rule, error) {
+	return patternRule("join", from, to, pattern, defaults, otherwise, true)
+}
+
+func patternRule(kind string, from, to Path, pattern *Pattern, defaults map[string]string, otherwise Otherwise, spokeObject bool) (Rule, error) {
+	f, t, err := checkPair(kind, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if pattern == nil {
+		return nil, fmt.Errorf("%s %s: pattern is required", kind, from)
+	}
+	keep, err := checkOtherwise(kind, from, otherwise)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range sortedKeys(defaults) {
+		i := slices.Index(pattern.fields, k)
+		if i < 0 {
+			return nil, fmt.Errorf("%s %s: default for %q, which is not a field of pattern %q", kind, from, k, pattern.src)
+		}
+		if !pattern.subs[i].MatchString(defaults[k]) {
+			return nil, fmt.Errorf("%s %s: default %q of field %q does not match the field's pattern", kind, from, defaults[k], k)
+		}
+	}
+	r := &valueRule{kind: kind, from: f, to: t, detail: fmt.Sprintf("pattern %q", pattern.src), aside: keep}
+	quotedNames := make([][]byte, len(pattern.fields))
+	for i, name := range pattern.fields {
+		quotedNames[i] = quoteKey(name)
+	}
+	split := func(n node) ([]byte, bool, error) {
+		s, ok := stringOf(n)
+		if !ok {
+			return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
+		}
+		vals, ok := pattern.Split(s)
+		if !ok {
+			return nil, false, asideErr("value %q does not match pattern %q", s, pattern.src)
+		}
+		size := 2
+		for i := range vals {
+			size += len(quotedNames[i]) + len(vals[i]) + 4
+		}
+		out := make([]byte, 1, size)
+		out[0] = '{'
+		for i := range vals {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, quotedNames[i]...)
+			out = append(out, ':')
+			out = appendQuoted(out, vals[i])
+		}
+		return append(out, '}'), true, nil
+	}
+	join := func(n node) ([]byte, bool, error) {
+		st := getState()
+		defer putState(st)
+		n = node{raw: n.write(nil)}
+		if ok, err := st.expand(&n); err != nil {
+			return nil, false, err
+		} else if !ok {
+			return nil, false, fmt.Errorf("value is %s, not an object with fields %s", describe(n), strings.Join(pattern.fields, ", "))
+		}
+		vals := make([]string, len(pattern.fields))
+		set := make([]bool, len(pattern.fields))
+		exact := true
+		for _, m := range n.obj.members {
+			k := decodeKey(m.rawKey)
+			i := slices.Index(pattern.fields, k)
+			if i < 0 {
+				return nil, false, asideErr("field %q is not in pattern %q", k, pattern.src)
+			}
+			s, ok := stringOf(m.val)
+			if !ok {
+				return nil, false, asideErr("field %q is %s, not a string", k, describe(m.val))
+			}
+			vals[i], set[i] = s, true
+		}
+		for i, name := range pattern.fields {
+			if set[i] {
+				continue
+			}
+			d, ok := defaults[name]
+			if !ok {
+				return nil, false, asideErr("field %q is missing and has no default", name)
+			}
+			vals[i], exact = d, false
+		}
+		s := pattern.Join(vals)
+		if back, ok := pattern.Split(s); !ok || !slices.Equal(back, vals) {
+			return nil, false, asideErr("fields %s join as %q, which does not split back into them (give the fields narrower patterns, such as {tag:[^:]+})", describeFields(pattern.fields, vals), s)
+		}
+		return quoteKey(s), exact, nil
+	}
+	r.toHub, r.fromHub = split, join
+	if spokeObject {
+		r.toHub, r.fromHub = join, split
+	}
+	return scoped(r, from), nil
+}
+
+func describeFields(names, vals []string) string {
+	parts := make([]string, len(names))
+	for i := range names {
+		parts[i] = fmt.Sprintf("%s=%q", names[i], vals[i])
+	}
+	return strings.Join(parts, " ")
+}

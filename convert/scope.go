@@ -1,0 +1,268 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// scopedRule runs a rule on every item its path selects: the items of a
+// list ([*], [key=*]), one item by its list-map key ([key=value]), or the
+// values of a map (.*), nested to any depth. The inner rule sees each item
+// as an object of its own, holding the item under itemKey; what it keeps in
+// the preserved annotation is named by the item's key (or position), so it
+// comes back to the same item.
+type scopedRule struct {
+	inner Rule
+	scope []step
+	// at holds, for each step, the path of its list or map in the object
+	// the step runs on (under itemKey below the first step).
+	at []Path
+	// rename holds the spoke and hub keys of a rename between two keys of
+	// the items themselves, which runs on the items directly: no walk from
+	// the item object's root.
+	rename *[2]string
+	// toHub and fromHub are what runs on each item.
+	toHub, fromHub func(*Object) error
+}
+
+// scoped wraps inner, built on the inner paths of paths with the selectors
+// of at, so that it runs on every item at selects. It returns inner itself
+// for a plain path.
+func scoped(inner Rule, at Path) Rule {
+	if len(at.scope) == 0 {
+		return inner
+	}
+	r := &scopedRule{inner: inner, scope: at.scope}
+	for i, st := range at.scope {
+		p := Path{segs: st.segs}
+		if i > 0 {
+			p.segs = append([]string{itemKey}, st.segs...)
+		}
+		r.at = append(r.at, p)
+	}
+	r.toHub, r.fromHub = inner.ToHub, inner.FromHub
+	if rn, ok := inner.(*renameRule); ok && len(rn.from.segs) == 2 && len(rn.to.segs) == 2 {
+		r.rename = &[2]string{rn.from.segs[1], rn.to.segs[1]}
+		r.toHub, r.fromHub = r.renameItem(r.rename[0], r.rename[1]), r.renameItem(r.rename[1], r.rename[0])
+	}
+	return r
+}
+
+func (r *scopedRule) String() string { return r.inner.String() }
+
+// paths are the objects the scanner expands: those leading to the first
+// list or map, and what the inner rule reads outside the items (the
+// annotations).
+func (r *scopedRule) paths() []Path {
+	out := []Path{{segs: r.scope[0].segs}}
+	if pr, ok := r.inner.(pathRule); ok {
+		for _, p := range pr.paths() {
+			if !p.inner {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub) }
+func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub) }
+
+// renameItem renames key src of an item to dst, as the rename rule would,
+// in place: it marks the item object modified, which is how each sees it
+// changed.
+func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
+	return func(o *Object) error {
+		it := &o.root.obj.members[0].val
+		if ok, err := o.st.expand(it); err != nil || !ok {
+			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
+		}
+		i := it.obj.find(src)
+		if i < 0 {
+			return nil
+		}
+		if it.obj.find(dst) >= 0 {
+			s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
+			return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
+				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
+		}
+		m := &it.obj.members[i]
+		m.rawKey = o.st.quote(dst)
+		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
+		it.obj.modified = true
+		return nil
+	}
+}
+
+// each runs apply on every item selected by r.scope[depth:] under o.
+func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error {
+	if depth == len(r.scope) {
+		err := apply(o)
+		if e, ok := err.(*Error); ok && !e.abs && o.top != nil {
+			// The inner rule names paths under itemKey; name them in
+			// the whole object.
+			if rest, ok := strings.CutPrefix(e.Pointer, "/"+itemKey); ok {
+				e.Pointer = o.ptrBase() + rest
+			}
+			e.abs = true
+		}
+		return err
+	}
+	st, at := r.scope[depth], r.at[depth]
+	n, err := o.lookup(at)
+	if err != nil {
+		return r.fail(o.pointer(at), err)
+	}
+	if n == nil || n.isNull() {
+		return nil
+	}
+	sub := o.st.subObject(depth)
+	*sub = Object{st: o.st, from: o.from, to: o.to, top: o.whole(), item: itemRef{parent: o, at: at, index: -1}}
+	if st.sel.kind == selValues {
+		if ok, err := o.st.expand(n); err != nil {
+			return r.fail(o.pointer(at), err)
+		} else if !ok {
+			return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a map; use [*] for the items of a list", describe(*n)))
+		}
+		changed := false
+		for i := range n.obj.members {
+			m := &n.obj.members[i]
+			if m.deleted {
+				continue
+			}
+			sub.item.key = decodeKey(m.rawKey)
+			v, ch, err := r.item(sub, depth, apply, m.val)
+			if err != nil {
+				return err
+			}
+			if ch {
+				m.val, changed = v, true
+			}
+		}
+		if changed {
+			n.obj.modified = true
+			if err := o.markPath(at); err != nil {
+				return r.fail(o.pointer(at), err)
+			}
+		}
+		return nil
+	}
+	if n.kind() != '[' {
+		hint := ""
+		if n.kind() == '{' {
+			hint = "; use .* for the values of a map"
+		}
+		return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a list%s", describe(*n), hint))
+	}
+	items, err := o.st.elementsTo(o.st.itemList(depth), n.raw, &itemTrie)
+	o.st.lists[depth] = items[:0]
+	if err != nil {
+		return r.fail(o.pointer(at), err)
+	}
+	changed := false
+	for i := range items {
+		sub.item.index = i
+		if st.sel.kind != selItems {
+			keyRaw, match, err := selectItem(o, &items[i], st.sel)
+			if err != nil {
+				return r.fail(sub.ptrBase(), err)
+			}
+			if !match {
+				continue
+			}
+			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
+		}
+		v, ch, err := r.item(sub, depth, apply, items[i])
+		if err != nil {
+			return err
+		}
+		if ch {
+			items[i], changed = v, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	start := len(o.st.scratch)
+	o.st.scratch = append(o.st.scratch, '[')
+	for i := range items {
+		if i > 0 {
+			o.st.scratch = append(o.st.scratch, ',')
+		}
+		o.st.scratch = items[i].write(o.st.scratch)
+	}
+	o.st.scratch = append(o.st.scratch, ']')
+	list := o.st.scratch[start:len(o.st.scratch):len(o.st.scratch)]
+	if err := o.set(at, node{raw: list}); err != nil {
+		return r.fail(o.pointer(at), err)
+	}
+	return nil
+}
+
+// item runs the rest of the scope on one item, held by sub, and returns
+// the item after it, and whether it changed.
+func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it node) (node, bool, error) {
+	sub.root = node{obj: sub.st.itemRoot(depth, it)}
+	if err := r.each(sub, depth+1, apply); err != nil {
+		return node{}, false, err
+	}
+	m := &sub.root.obj.members[0]
+	if m.deleted || len(sub.root.obj.members) != 1 {
+		return node{}, false, r.fail(sub.ptrBase(), fmt.Errorf("the rule removed the item itself"))
+	}
+	v := m.val
+	changed := v.obj != nil && v.obj.modified || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
+	return v, changed, nil
+}
+
+var itemKeyQuoted = []byte(`"` + itemKey + `"`)
+
+// itemTrie expands the items of a list while it is split: a rule on the
+// items reads inside them.
+var itemTrie trie
+
+// selectItem reads the list-map key of an item: its value as JSON (one
+// spelling for every escape of a string), and whether it matches sel.
+func selectItem(o *Object, it *node, sel selector) ([]byte, bool, error) {
+	if ok, err := o.st.expand(it); err != nil {
+		return nil, false, err
+	} else if !ok {
+		return nil, false, fmt.Errorf("item is %s, not an object with key field %q", describe(*it), sel.key)
+	}
+	i := it.obj.find(sel.key)
+	if i < 0 {
+		return nil, false, fmt.Errorf("item has no key field %q", sel.key)
+	}
+	kv := it.obj.members[i].val
+	switch kv.kind() {
+	case '{', '[', 'n':
+		return nil, false, fmt.Errorf("key field %q is %s, not a string, number or boolean", sel.key, describe(kv))
+	}
+	raw := kv.raw
+	if kv.kind() == '"' && bytes.IndexByte(raw, '\\') >= 0 {
+		s, _ := stringOf(kv)
+		raw = quoteKey(s)
+	}
+	if sel.kind != selKey {
+		return raw, true, nil
+	}
+	if kv.kind() == '"' {
+		s, _ := stringOf(kv)
+		return raw, s == sel.value, nil
+	}
+	return raw, !sel.quoted && bytes.Equal(kv.raw, []byte(sel.value)), nil
+}
+
+func (r *scopedRule) fail(ptr string, err error) error {
+	return &Error{Index: -1, Pointer: ptr, Rule: r.String(), Err: err, abs: true}
+}
+
+// checkScopes refuses a pair of paths that go through different lists or
+// maps: the rule runs on one item at a time, so both ends must be in it.
+func checkScopes(kind string, from, to Path) error {
+	if !sameScope(from, to) {
+		return fmt.Errorf("%s: %s and %s go through different lists or maps; a rule runs inside each item, so both paths need the same selectors (move a list itself with a rule of its own)", kind, from, to)
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// KubernetesVersion is the release of kube-apiserver a sandbox runs: the
+// one whose client libraries (k8s.io/client-go v0.37.x) hubspoke uses.
+const KubernetesVersion = "v1.37.2"
+
+// AssetsEnv names the environment variable that chooses the directory
+// holding the kube-apiserver and etcd binaries. When it is set and the
+// binaries are there (envtest's KUBEBUILDER_ASSETS directory will do),
+// they are used as they are; when they are missing they are built there.
+// When it is unset the directory is a per-version directory under the
+// user's cache directory (see [AssetsDir]).
+const AssetsEnv = "HUBSPOKE_SANDBOX_ASSETS"
+
+// The binaries in an assets directory, named as envtest names them.
+const (
+	KubeAPIServerBinary = "kube-apiserver"
+	EtcdBinary          = "etcd"
+	KubectlBinary       = "kubectl"
+)
+
+// assetSource is the Go module kube-apiserver and etcd are built from. Its
+// go.mod is stored as go.mod.in: a go.mod would make the directory another
+// module, which go:embed refuses, and the directory's name keeps its
+// main packages out of ./... of this module.
+//
+//go:embed _assets
+var assetSource embed.FS
+
+// buildLDFlags stamp the version kube-apiserver reports at /version, as the
+// release build does, so that kubectl version and client-go discovery parse
+// it.
+var buildLDFlags = strings.Join([]string{
+	"-s", "-w",
+	"-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion,
+	"-X k8s.io/component-base/version.gitMajor=1",
+	"-X k8s.io/component-base/version.gitMinor=37",
+	"-X k8s.io/component-base/version.gitTreeState=clean",
+}, " ")
+
+// AssetsDir returns the directory that holds (or will hold, once
+// [EnsureAssets] built them) the sandbox's kube-apiserver and etcd: the
+// value of HUBSPOKE_SANDBOX_ASSETS if set, else
+// USER_CACHE_DIR/hubspoke/sandbox/KUBERNETES_VERSION-HASH, where HASH
+// covers the module the binaries are built from and how, so that a
+// hubspoke release that changes either builds afresh.
+func AssetsDir() (string, error) {
+	if dir := os.Getenv(AssetsEnv); dir != "" {
+		return filepath.Abs(dir)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("sandbox: assets directory: %w (set %s)", err, AssetsEnv)
+	}
+	return filepath.Join(cache, "hubspoke", "sandbox", KubernetesVersion+"-"+sourceHash()), nil
+}
+
+// sourceHash is a short digest of the embedded module and the build flags.
+func sourceHash() string {
+	h := sha256.New()
+	_ = fs.WalkDir(assetSource, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := assetSource.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", path, len(data))
+		h.Write(data)
+		return nil
+	})
+	io.WriteString(h, buildLDFlags)
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// haveAssets reports whether dir holds both binaries.
+func haveAssets(dir string) bool {
+	for _, name := range []string{KubeAPIServerBinary, EtcdBinary} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// EnsureAssets returns [AssetsDir] once it holds kube-apiserver and etcd,
+// building them first if they are missing: go build of a small module the
+// sandbox package carries, requiring k8s.io/kubernetes at
+// [KubernetesVersion], with the go command on PATH, the Go module proxy and
+// the user's build cache. A build from an empty cache takes several
+// minutes; later calls return at once. If progress is not nil, EnsureAssets
+// says there what it builds before it starts.
+//
+// Concurrent calls, from this process or others (go test runs packages in
+// parallel), build once: a lock file serialises them, and the binaries
+// appear in the directory only when complete. If kubectl is on PATH, the
+// directory also gets a kubectl symlink to it, so that it serves as
+// envtest's KUBEBUILDER_ASSETS.
+func EnsureAssets(ctx context.Context, progress io.Writer) (string, error) {
+	dir, err := AssetsDir()
+	if err != nil {
+		return "", err
+	}
+	if !haveAssets(dir) {
+		if err := buildAssets(ctx, dir, progress); err != nil {
+			return "", err
+		}
+	}
+	linkKubectl(dir)
+	return dir, nil
+}
+
+func buildAssets(ctx context.Context, dir string, progress io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("sandbox: assets: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, ".build.lock"))
+	if err != nil {
+		return fmt.Errorf("sandbox: assets: lock %s: %w", dir, err)
+	}
+	defer unlock()
+	if haveAssets(dir) { // built by whoever held the lock before us
+		return nil
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("sandbox: kube-apiserver %s is not in %s and building it needs the go command, which is not on PATH: install Go, or set %s to a directory holding kube-apiserver and etcd (such as envtest's KUBEBUILDER_ASSETS)",
+			KubernetesVersion, dir, AssetsEnv)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "hubspoke sandbox: building kube-apiserver %s and etcd into %s (once; several minutes from an empty Go build cache)\n", KubernetesVersion, dir)
+		if testing.Testing() {
+			fmt.Fprintln(progress, "hubspoke sandbox: in a test this can outlast go test's timeout (10 minutes by default): build first with `go run github.com/hubspoke/hubspoke/cmd/hubspoke sandbox assets`")
+		}
+	}
+	tmp, err := os.MkdirTemp(dir, ".build-")
+	if err != nil {
+		return fmt.Errorf("sandbox: assets: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "src")
+	if err := writeAssetSource(src); err != nil {
+		return err
+	}
+	bin := filepath.Join(tmp, "bin")
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", buildLDFlags,
+		"-o", bin+string(filepath.Separator), "./"+KubeAPIServerBinary, "./"+EtcdBinary)
+	cmd.Dir = src
+	// The embedded go.sum verifies every module; -mod=readonly refuses to
+	// change go.mod. The user's GOFLAGS and workspace are not ours.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return fmt.Errorf("sandbox: build kube-apiserver %s and etcd: %w\n%s", KubernetesVersion, err, strings.TrimSpace(out.String()))
+	}
+	// etcd first, kube-apiserver last: haveAssets needs both.
+	for _, name := range []string{EtcdBinary, KubeAPIServerBinary} {
+		if err := os.Rename(filepath.Join(bin, name), filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("sandbox: assets: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeAssetSource writes the embedded module to dir, go.mod.in as go.mod.
+func writeAssetSource(dir string) error {
+	root, err := fs.Sub(assetSource, "_assets")
+	if err != nil {
+		return err
+	}
+	err = fs.WalkDir(root, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := fs.ReadFile(root, path)
+		if err != nil {
+			return err
+		}
+		if path == "go.mod.in" {
+			target = filepath.Join(dir, "go.mod")
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: assets: write module: %w", err)
+	}
+	return nil
+}
+
+// linkKubectl makes dir/kubectl a symlink to the kubectl on PATH, if there
+// is one and dir has no kubectl yet. It is a convenience for envtest, which
+// looks for kubectl next to kube-apiserver: failing to make it is no error.
+func linkKubectl(dir string) {
+	link := filepath.Join(dir, KubectlBinary)
+	if _, err := os.Lstat(link); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	path, err := exec.LookPath(KubectlBinary)
+	if err != nil {
+		return
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	tmp := link + ".tmp-" + sourceHash()
+	os.Remove(tmp)
+	if err := os.Symlink(path, tmp); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+	}
+}
