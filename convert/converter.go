@@ -26,6 +26,7 @@ type Spoke struct {
 
 // Converter converts the objects of one group and kind between the versions
 // of a Definition, through the hub. It is safe for concurrent use.
+
 type Converter struct {
 	group, kind, hub string
 	versions         []string
@@ -188,11 +189,15 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 	if err := o.flushPreserved(); err != nil {
 		return nil, fail(err)
 	}
-	// apiVersion is the target; kind stays.
-	o.root.obj.modified = true
-	o.root.obj.members[o.root.obj.find("apiVersion")].val = node{raw: st.quote(to)}
+	// apiVersion is the target (added back at the end if a Funcs rule
+	// deleted it); kind stays.
+	if err := o.set(apiVersionPath, node{raw: st.quote(to)}); err != nil {
+		return nil, fail(err)
+	}
 	return o.root.write(dst), nil
 }
+
+var apiVersionPath = Path{segs: []string{"apiVersion"}}
 
 // versionOf returns the version of the apiVersion string n when it names
 // this converter's group and one of its versions, without allocating.

@@ -6,7 +6,9 @@
 // version to any other through the hub: A -> hub -> B.
 //
 // The engine works on the raw JSON of each object. It validates the object in
-// one pass (exactly as encoding/json.Valid would) and expands only the
+// one pass (with internal/jsonscan: exactly the JSON the API server's decoder
+// takes unchanged — valid UTF-8, numbers within float64, nesting within its
+// limit counted from a ConversionReview) and expands only the
 // objects that lie on a rule's path; every other byte is copied from the
 // input. So metadata, status, unknown fields, key order, number literals,
 // string escapes and unicode come out exactly as they went in, and a

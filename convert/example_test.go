@@ -77,3 +77,13 @@ func ExampleFuncs() {
 	// Output:
 	// {"apiVersion":"example.com/v1","kind":"Widget","spec":{"size":4}}
 }
+
+// Keys holding ~ or / are escaped in JSON pointers, as RFC 6901 says.
+func ExampleEscapePointerToken() {
+	fmt.Println("/metadata/annotations/" + convert.EscapePointerToken("example.com/a~b"))
+	key, err := convert.UnescapePointerToken("example.com~1a~0b")
+	fmt.Println(key, err)
+	// Output:
+	// /metadata/annotations/example.com~1a~0b
+	// example.com/a~b <nil>
+}

@@ -2,11 +2,15 @@ package convert_test
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 func fuzzConverter(t testing.TB) *convert.Converter {
@@ -43,15 +47,28 @@ func FuzzConvert(f *testing.F) {
 	c := fuzzConverter(f)
 	f.Fuzz(func(t *testing.T, spec string) {
 		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
-		hub, err := c.Convert(nil, []byte(in), "example.com/v1")
+		var head apirules.Head
+		hub, err := c.ConvertHead(nil, []byte(in), "example.com/v1", &head)
 		if err != nil {
-			if json.Valid([]byte(in)) && !strings.Contains(err.Error(), "object") {
-				t.Fatalf("error without the object: %v", err)
+			// An error about an object the scanner accepts names it.
+			var ce *convert.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a *convert.Error: %v", err, err)
+			}
+			var se *jsonscan.SyntaxError
+			if !errors.As(err, &se) && ce.Name != "f" {
+				t.Fatalf("error does not name object f: %v", err)
 			}
 			return
 		}
 		if !json.Valid(hub) {
 			t.Fatalf("invalid JSON out: %s", hub)
+		}
+		// The head ConvertHead reports is the head of what it wrote.
+		if want, err := apirules.ReadHead(hub); err != nil {
+			t.Fatalf("output the API server cannot decode: %v: %s", err, hub)
+		} else if !reflect.DeepEqual(head, want) {
+			t.Fatalf("ConvertHead reported %+v, the output holds %+v", head, want)
 		}
 		var s any
 		if json.Unmarshal([]byte(spec), &s) != nil {

@@ -158,7 +158,7 @@ func (o *Object) Encode(p Path, v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Pointer(), err)
 	}
-	return o.set(p, node{raw: o.st.keep(raw)})
+	return o.Set(p, raw) // validated: a big number may not decode
 }
 
 // Delete removes the value at p and returns its raw JSON, if it existed.

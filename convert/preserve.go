@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // PreservedAnnotation holds, on an object, the data that the version it is
@@ -18,10 +20,6 @@ import (
 //	{"v1":{"fields":{"/spec/paused":true}},
 //	 "v1alpha1":{"order":{"/spec/endpoints":["b","a"]}}}
 const PreservedAnnotation = "hubspoke.dev/preserved"
-
-// MaxAnnotationsSize is the API server's limit on the total size of an
-// object's annotations (keys plus values), in bytes.
-const MaxAnnotationsSize = 256 * 1024
 
 var annotationsPath = Path{segs: []string{"metadata", "annotations"}}
 var preservedPath = Path{segs: []string{"metadata", "annotations", PreservedAnnotation}}
@@ -225,10 +223,10 @@ func (o *Object) flushPreserved() error {
 	if err != nil {
 		return err
 	}
-	if size > MaxAnnotationsSize {
+	if size > apirules.MaxAnnotationsBytes {
 		return &Error{Pointer: preservedPath.Pointer(), abs: true, Err: fmt.Errorf(
 			"keeping the fields version %s cannot hold needs %d bytes in annotation %s, which grows metadata.annotations to %d bytes, over the API server's limit of %d bytes",
-			o.to, len(inner), PreservedAnnotation, size, MaxAnnotationsSize)}
+			o.to, len(inner), PreservedAnnotation, size, apirules.MaxAnnotationsBytes)}
 	}
 	return nil
 }

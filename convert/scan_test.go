@@ -4,7 +4,23 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	kjson "sigs.k8s.io/json"
+
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
+
+// apiServerAccepts is the scanner's oracle (see internal/jsonscan): JSON
+// the API server's decoder takes without an error and without replacing
+// invalid UTF-8.
+func apiServerAccepts(d []byte) bool {
+	if !json.Valid(d) || !utf8.Valid(d) {
+		return false
+	}
+	var v any
+	return kjson.UnmarshalCaseSensitivePreserveInts(d, &v) == nil
+}
 
 var scanSeeds = []string{
 	`{}`, `[]`, `""`, `0`, `-0`, `1.5e10`, `-1.5E-3`, `true`, `false`, `null`, ` {"a" : [1, {"b":null}] } `,
@@ -13,9 +29,9 @@ var scanSeeds = []string{
 	`{"spec":{"replicas":3,"x":[{"y":{}}]},"apiVersion":"a/b"}`, `{"spec":{"replicas":1,"replicas":2}}`,
 }
 
-// FuzzScanAgreesWithEncodingJSON holds the hand-written scanner to
-// encoding/json: the same inputs are valid.
-func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
+// FuzzScanAgreesWithAPIServer holds the engine's parse to the scanner's
+// oracle: the same inputs are valid, with or without a trie.
+func FuzzScanAgreesWithAPIServer(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add([]byte(s))
 	}
@@ -26,14 +42,14 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 		st := getState()
 		defer putState(st)
 		_, err := parseWith(st, data, &trie{})
-		if got, want := err == nil, json.Valid(data); got != want {
-			tt.Fatalf("scanner valid=%v, encoding/json valid=%v, err=%v, input %q", got, want, err, data)
+		if got, want := err == nil, apiServerAccepts(data); got != want {
+			tt.Fatalf("scanner valid=%v, oracle valid=%v, err=%v, input %q", got, want, err, data)
 		}
 		// With objects expanded on a trie the verdict is the same, except
 		// for duplicate keys on the trie, which the engine refuses.
 		_, err2 := parseWith(st, data, t)
 		if (err2 == nil) != (err == nil) {
-			if se, ok := err2.(*syntaxError); !ok || len(se.msg) < 9 || se.msg[:9] != "duplicate" {
+			if se, ok := err2.(*syntaxError); !ok || len(se.Msg) < 9 || se.Msg[:9] != "duplicate" {
 				tt.Fatalf("trie changed the verdict: %v vs %v, input %q", err, err2, data)
 			}
 		}
@@ -45,28 +61,48 @@ func TestScanSeeds(t *testing.T) {
 		st := getState()
 		_, err := parseWith(st, []byte(s), &trie{})
 		putState(st)
-		if (err == nil) != json.Valid([]byte(s)) {
-			t.Errorf("%q: scanner err=%v, encoding/json valid=%v", s, err, json.Valid([]byte(s)))
+		if (err == nil) != apiServerAccepts([]byte(s)) {
+			t.Errorf("%q: scanner err=%v, oracle valid=%v", s, err, apiServerAccepts([]byte(s)))
 		}
 	}
 }
 
+// TestDeepNesting: an object nests at most as deep as the API server
+// decodes it inside a ConversionReview, 10000 levels counted from the
+// review, so 9997 from the object; with or without a trie.
 func TestDeepNesting(t *testing.T) {
-	deep := make([]byte, 0, 2*maxDepth+4)
-	for i := 0; i < maxDepth+1; i++ {
-		deep = append(deep, '[')
+	const limit = jsonscan.MaxDepth - jsonscan.EnvelopeDepth
+	nested := func(n int) []byte { // an object n levels deep
+		return []byte(`{"spec":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
 	}
-	for i := 0; i < maxDepth+1; i++ {
-		deep = append(deep, ']')
+	tr := &trie{}
+	tr.add(MustPath("spec"))
+	for _, tc := range []struct {
+		name string
+		t    *trie
+	}{{"no trie", &trie{}}, {"trie", tr}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := getState()
+			defer putState(st)
+			if _, err := parseWith(st, nested(limit+1), tc.t); err == nil || !strings.Contains(err.Error(), "exceeded maximum nesting depth") {
+				t.Fatalf("nesting of %d accepted or refused for another reason: %v", limit+1, err)
+			}
+			if _, err := parseWith(st, nested(limit), tc.t); err != nil {
+				t.Fatalf("nesting of %d refused: %v", limit, err)
+			}
+		})
 	}
+	objs := []byte(strings.Repeat(`{"a":`, limit) + "1" + strings.Repeat("}", limit))
+	deepTrie := &trie{}
+	deepTrie.add(Path{segs: strings.Split(strings.Repeat("a.", limit), ".")[:limit]})
 	st := getState()
 	defer putState(st)
-	if _, err := parseWith(st, deep, &trie{}); err == nil || json.Valid(deep) {
-		t.Fatalf("nesting past %d accepted (encoding/json valid=%v)", maxDepth, json.Valid(deep))
+	if _, err := parseWith(st, objs, deepTrie); err != nil {
+		t.Fatalf("objects nested %d deep on the trie refused: %v", limit, err)
 	}
-	ok := deep[1 : len(deep)-1]
-	if _, err := parseWith(st, ok, &trie{}); err != nil || !json.Valid(ok) {
-		t.Fatalf("nesting of %d refused: %v", maxDepth, err)
+	objs = []byte(`{"a":` + string(objs) + `}`)
+	if _, err := parseWith(st, objs, deepTrie); err == nil {
+		t.Fatalf("objects nested %d deep on the trie accepted", limit+1)
 	}
 }
 
@@ -92,8 +128,8 @@ func TestScanAcrossWords(t *testing.T) {
 				st := getState()
 				_, err := parseWith(st, []byte(doc), &trie{})
 				putState(st)
-				if (err == nil) != json.Valid([]byte(doc)) {
-					t.Errorf("%q: scanner err=%v, encoding/json valid=%v", doc, err, json.Valid([]byte(doc)))
+				if (err == nil) != apiServerAccepts([]byte(doc)) {
+					t.Errorf("%q: scanner err=%v, oracle valid=%v", doc, err, apiServerAccepts([]byte(doc)))
 				}
 			}
 		}

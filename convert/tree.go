@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 // node is one JSON value. raw holds its bytes: a span of the input, or bytes
@@ -212,7 +214,7 @@ func (s *state) done(p *parser) {
 
 // maxPooledMarks is the most stop-bit memory a pooled state keeps for a
 // parser: the marks of a 1 MiB document.
-const maxPooledMarks = 1 << 14
+const maxPooledMarks = jsonscan.MaxPooledMarks
 
 var statePool = sync.Pool{New: func() any {
 	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // valueRule converts a scalar between the spoke field from and the hub field
@@ -393,6 +395,9 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
 	}
 	if canonicalInt.MatchString(s) {
+		if err := apirules.Number([]byte(s)); err != nil {
+			return nil, false, fmt.Errorf("the string cannot become a number: %v", err)
+		}
 		return []byte(s), true, nil
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -404,8 +409,9 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 
 // IntToString converts an integer in the spoke field from to its decimal
 // string in the hub field to (8080 -> "8080"). The inverse parses the string;
-// a string that is not an integer fails the conversion. Integers of any size
-// are carried digit for digit.
+// a string that is not an integer fails the conversion. Integers are carried
+// digit for digit, however large, up to what the API server can decode (a
+// finite float64, about 309 digits): a longer one fails the conversion.
 func IntToString(from, to Path) (Rule, error) {
 	f, t, err := checkPair("intToString", from, to)
 	if err != nil {

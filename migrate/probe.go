@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // Prober sends one object to a CRD's conversion webhook, as the API server
@@ -102,36 +103,22 @@ func (p *WebhookProber) Probe(ctx context.Context, crd *apiextensionsv1.CustomRe
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("probe %s: HTTP %d: %s", url, resp.StatusCode, strings.TrimSpace(string(data)))
 	}
-	return checkReview(data, uid, toAPIVersion)
+	return checkReview(data, uid, obj, toAPIVersion)
 }
 
-// checkReview applies the checks the API server applies to an answer.
-func checkReview(data []byte, uid types.UID, toAPIVersion string) ([]byte, error) {
-	var got apiextensionsv1.ConversionReview
-	if err := json.Unmarshal(data, &got); err != nil {
-		return nil, fmt.Errorf("probe: decode answer: %w", err)
+// checkReview applies the checks the API server applies to an answer
+// (package apirules): kind and uid of the review, Success, one converted
+// object, and that object's rules (apiVersion, kind, name, namespace, uid,
+// metadata, labels, annotations, numbers, nesting).
+func checkReview(data []byte, uid types.UID, obj []byte, toAPIVersion string) ([]byte, error) {
+	objs, err := apirules.Response(apirules.Request{
+		APIVersion:        apirules.ReviewV1,
+		UID:               string(uid),
+		DesiredAPIVersion: toAPIVersion,
+		Objects:           [][]byte{obj},
+	}, data)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
 	}
-	r := got.Response
-	switch {
-	case got.APIVersion != "apiextensions.k8s.io/v1" || got.Kind != "ConversionReview":
-		return nil, fmt.Errorf("probe: answer is %s %s, want apiextensions.k8s.io/v1 ConversionReview", got.APIVersion, got.Kind)
-	case r == nil:
-		return nil, errors.New("probe: answer has no response")
-	case r.UID != uid:
-		return nil, fmt.Errorf("probe: answer uid %q, want %q", r.UID, uid)
-	case r.Result.Status != metav1.StatusSuccess:
-		return nil, fmt.Errorf("probe: conversion failed: %s", r.Result.Message)
-	case len(r.ConvertedObjects) != 1:
-		return nil, fmt.Errorf("probe: %d converted objects, want 1", len(r.ConvertedObjects))
-	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-	}
-	if err := json.Unmarshal(r.ConvertedObjects[0].Raw, &head); err != nil {
-		return nil, fmt.Errorf("probe: decode converted object: %w", err)
-	}
-	if head.APIVersion != toAPIVersion {
-		return nil, fmt.Errorf("probe: converted object has apiVersion %q, want %q", head.APIVersion, toAPIVersion)
-	}
-	return r.ConvertedObjects[0].Raw, nil
+	return objs[0], nil
 }

@@ -53,7 +53,7 @@ func TestWebhookProber(t *testing.T) {
 		want   string // error substring; "" for success
 	}{
 		{"answers", nil, ""},
-		{"wrong uid", func(r *apiextensionsv1.ConversionReview) { r.Response.UID = "other" }, "answer uid"},
+		{"wrong uid", func(r *apiextensionsv1.ConversionReview) { r.Response.UID = "other" }, `response.uid is "other", want "`},
 		{"failure", func(r *apiextensionsv1.ConversionReview) {
 			r.Response.Result = metav1.Status{Status: metav1.StatusFailure, Message: "no way"}
 		}, "conversion failed: no way"},
@@ -61,7 +61,17 @@ func TestWebhookProber(t *testing.T) {
 		{"wrong apiVersion", func(r *apiextensionsv1.ConversionReview) {
 			r.Response.ConvertedObjects[0].Raw = obj
 		}, `apiVersion "example.com/v1alpha1", want "example.com/v1"`},
-		{"wrong kind of review", func(r *apiextensionsv1.ConversionReview) { r.APIVersion = "apiextensions.k8s.io/v1beta1" }, "want apiextensions.k8s.io/v1 ConversionReview"},
+		{"wrong kind of review", func(r *apiextensionsv1.ConversionReview) { r.APIVersion = "apiextensions.k8s.io/v1beta1" }, "want apiextensions.k8s.io/v1, ConversionReview"},
+		// The rules the API server applies to each converted object (package apirules).
+		{"renamed", func(r *apiextensionsv1.ConversionReview) {
+			r.Response.ConvertedObjects[0].Raw = []byte(strings.Replace(string(r.Response.ConvertedObjects[0].Raw), `"name":"a"`, `"name":"b"`, 1))
+		}, `converted object 0: the converted object has metadata.name "b", want "a"`},
+		{"invalid label", func(r *apiextensionsv1.ConversionReview) {
+			r.Response.ConvertedObjects[0].Raw = []byte(strings.Replace(string(r.Response.ConvertedObjects[0].Raw), `"uid":"u"`, `"uid":"u","labels":{"bad key":"x"}`, 1))
+		}, `metadata.labels are invalid: key "bad key"`},
+		{"number the API server cannot decode", func(r *apiextensionsv1.ConversionReview) {
+			r.Response.ConvertedObjects[0].Raw = []byte(strings.Replace(string(r.Response.ConvertedObjects[0].Raw), `"size":2`, `"size":1e400`, 1))
+		}, "number 1e400 is out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

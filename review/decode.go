@@ -1,6 +1,11 @@
 package review
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hubspoke/hubspoke/apirules"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
+)
 
 // The ConversionReview apiVersions the handler answers, each in kind.
 const (
@@ -33,26 +38,22 @@ type review struct {
 	objects    []object
 }
 
-// object is one entry of request.objects, or a converted object.
+// object is one entry of request.objects.
 type object struct {
-	raw              []byte // the whole JSON object
-	apiVersion, kind []byte // nil when absent or not a string
-	meta             meta
-}
-
-type meta struct {
-	present, notObject   bool
-	name, namespace, uid []byte // nil when absent or not a string
-	// labels and annotations are the raw JSON values; nil when absent.
-	labels, annotations []byte
+	raw []byte // the whole JSON object
+	apirules.Head
 }
 
 var errNoBody = &RequestError{msg: "request body is empty", syntax: true}
 
 // decode parses body as a ConversionReview request. It validates the whole
-// body as JSON, then the envelope; objects are only scanned for the fields
-// the handler needs.
-func (rv *review) decode(body []byte) error { return rv.decodeMode(body, nil, false) }
+// body as the API server's JSON (package internal/jsonscan), then the
+// envelope; objects are only scanned for the fields the handler needs.
+func (rv *review) decode(body []byte) error {
+	var s jsonscan.Scanner
+	s.Reset(body)
+	return rv.decodeMode(&s, false)
+}
 
 // decodeLazy is decode without validating the inside of the objects beyond
 // what it reads (apiVersion, kind and the metadata it needs): it only
@@ -60,13 +61,13 @@ func (rv *review) decode(body []byte) error { return rv.decodeMode(body, nil, fa
 // typically by converting it with a *convert.Converter, which validates
 // whatever it converts, and calls decode to report a body that is not
 // valid JSON exactly as decode would. Any error it returns may differ from
-// decode's. marks are the stop bits of body (internal/stopbits), with which
-// it finds where strings end.
-func (rv *review) decodeLazy(body []byte, marks []uint64) error {
-	return rv.decodeMode(body, marks, true)
+// decode's. s holds the body and its stop bits.
+func (rv *review) decodeLazy(s *jsonscan.Scanner) error {
+	return rv.decodeMode(s, true)
 }
 
-func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
+func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool) error {
+	body := s.Data
 	*rv = review{objects: rv.objects[:0]}
 	i := skipSpace(body, 0)
 	if i == len(body) {
@@ -81,15 +82,15 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 	var end int
 	var err error
 	if body[i] != '{' {
-		end, err = skipValue(body, i, 0)
+		end, err = s.Value(i, 0)
 		sem("request body is %s, not a ConversionReview object", valueKind(body[i]))
 	} else {
 		var seenAPIVersion, seenKind, seenRequest bool
 		var kind []byte
-		end, err = eachMember(body, i, 1, func(key []byte, v int) (int, error) {
+		end, err = s.Object(i, 1, func(key []byte, v int) (int, error) {
 			switch string(key) {
 			case "apiVersion":
-				s, end, ok, err := stringValue(body, v, 1)
+				str, end, ok, err := s.StringValue(v, 1)
 				if err != nil {
 					return end, err
 				}
@@ -100,16 +101,16 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 				switch {
 				case !ok:
 					sem("apiVersion is %s, want a string", valueKind(body[v]))
-				case string(s) == APIVersionV1:
+				case string(str) == APIVersionV1:
 					rv.apiVersion = APIVersionV1
-				case string(s) == APIVersionV1beta1:
+				case string(str) == APIVersionV1beta1:
 					rv.apiVersion = APIVersionV1beta1
 				default:
-					sem("unsupported apiVersion %q: want %s or %s", s, APIVersionV1, APIVersionV1beta1)
+					sem("unsupported apiVersion %q: want %s or %s", str, APIVersionV1, APIVersionV1beta1)
 				}
 				return end, nil
 			case "kind":
-				s, end, ok, err := stringValue(body, v, 1)
+				str, end, ok, err := s.StringValue(v, 1)
 				if err != nil {
 					return end, err
 				}
@@ -120,7 +121,7 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 				if !ok {
 					sem("kind is %s, want a string", valueKind(body[v]))
 				}
-				kind = s
+				kind = str
 				return end, nil
 			case "request":
 				if seenRequest {
@@ -128,9 +129,9 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 				}
 				seenRequest = true
 				if v < len(body) && body[v] == '{' {
-					return rv.decodeRequest(body, marks, v, sem, lazy)
+					return rv.decodeRequest(s, v, sem, lazy)
 				}
-				end, err := skipValue(body, v, 1)
+				end, err := s.Value(v, 1)
 				if err == nil && body[v] != 'n' {
 					sem("request is %s, want an object", valueKind(body[v]))
 				} else if err == nil {
@@ -138,7 +139,7 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 				}
 				return end, err
 			}
-			return skipValue(body, v, 1)
+			return s.Value(v, 1)
 		})
 		if err == nil {
 			switch {
@@ -173,12 +174,13 @@ func (rv *review) decodeMode(body []byte, marks []uint64, lazy bool) error {
 	return nil
 }
 
-func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(string, ...any), lazy bool) (int, error) {
+func (rv *review) decodeRequest(s *jsonscan.Scanner, i int, sem func(string, ...any), lazy bool) (int, error) {
+	body := s.Data
 	var seenUID, seenDesired, seenObjects bool
-	end, err := eachMember(body, i, 2, func(key []byte, v int) (int, error) {
+	end, err := s.Object(i, 2, func(key []byte, v int) (int, error) {
 		switch string(key) {
 		case "uid":
-			s, end, ok, err := stringValue(body, v, 2)
+			str, end, ok, err := s.StringValue(v, 2)
 			if err != nil {
 				return end, err
 			}
@@ -190,10 +192,10 @@ func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(str
 				sem("request.uid is %s, want a string", valueKind(body[v]))
 				return end, nil
 			}
-			rv.uidRaw, rv.uid = body[v:end], s
+			rv.uidRaw, rv.uid = body[v:end], str
 			return end, nil
 		case "desiredAPIVersion":
-			s, end, ok, err := stringValue(body, v, 2)
+			str, end, ok, err := s.StringValue(v, 2)
 			if err != nil {
 				return end, err
 			}
@@ -205,10 +207,7 @@ func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(str
 				sem("request.desiredAPIVersion is %s, want a string", valueKind(body[v]))
 				return end, nil
 			}
-			if s == nil {
-				s = []byte{}
-			}
-			rv.desired = s
+			rv.desired = str
 			return end, nil
 		case "objects":
 			if seenObjects {
@@ -216,15 +215,15 @@ func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(str
 			}
 			seenObjects = true
 			if v >= len(body) || body[v] != '[' {
-				end, err := skipValue(body, v, 2)
+				end, err := s.Value(v, 2)
 				if err == nil {
 					sem("request.objects is %s, want an array", valueKind(body[v]))
 				}
 				return end, err
 			}
-			return eachElement(body, v, 3, func(n, v int) (int, error) {
+			return s.Array(v, 3, func(n, v int) (int, error) {
 				if v >= len(body) || body[v] != '{' {
-					end, err := skipValue(body, v, 3)
+					end, err := s.Value(v, 3)
 					if err == nil {
 						sem("request.objects[%d] is %s, want an object", n, valueKind(body[v]))
 					}
@@ -232,12 +231,12 @@ func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(str
 				}
 				rv.objects = append(rv.objects, object{})
 				o := &rv.objects[len(rv.objects)-1]
-				end, err := scanObject(body, marks, v, 4, o, lazy)
+				end, err := apirules.ScanHead(s, v, 4, &o.Head, lazy)
 				o.raw = body[v:end]
 				return end, err
 			})
 		}
-		return skipValue(body, v, 2)
+		return s.Value(v, 2)
 	})
 	if err == nil && !seenObjects {
 		sem("missing request.objects")
@@ -245,86 +244,8 @@ func (rv *review) decodeRequest(body []byte, marks []uint64, i int, sem func(str
 	return end, err
 }
 
-// scanObject validates the JSON object at d[i], at nesting depth depth, and
-// fills o with its apiVersion, kind and metadata fields. Like the API
-// server's decoder, the last of duplicate keys wins. When trusted, the
-// values of other fields are skipped without validation (see skipTrusted);
-// where that finds a problem, they are validated, for the error. marks are
-// the stop bits of d when trusted.
-func scanObject(d []byte, marks []uint64, i, depth int, o *object, trusted bool) (int, error) {
-	skip := func(v, depth int) (int, error) {
-		if trusted {
-			if end, err := skipTrusted(d, marks, v, depth); err == nil {
-				return end, nil
-			}
-		}
-		return skipValue(d, v, depth)
-	}
-	return eachMember(d, i, depth, func(key []byte, v int) (int, error) {
-		switch string(key) {
-		case "apiVersion":
-			s, end, ok, err := stringValue(d, v, depth)
-			if ok {
-				o.apiVersion = nonNil(s)
-			} else {
-				o.apiVersion = nil
-			}
-			return end, err
-		case "kind":
-			s, end, ok, err := stringValue(d, v, depth)
-			if ok {
-				o.kind = nonNil(s)
-			} else {
-				o.kind = nil
-			}
-			return end, err
-		case "metadata":
-			o.meta = meta{present: true}
-			if v >= len(d) || d[v] != '{' {
-				o.meta.notObject = v < len(d) && d[v] != 'n'
-				o.meta.present = !(v < len(d) && d[v] == 'n')
-				return skip(v, depth)
-			}
-			return eachMember(d, v, depth+1, func(key []byte, v int) (int, error) {
-				var dst *[]byte
-				switch string(key) {
-				case "name":
-					dst = &o.meta.name
-				case "namespace":
-					dst = &o.meta.namespace
-				case "uid":
-					dst = &o.meta.uid
-				case "labels", "annotations":
-					end, err := skip(v, depth+1)
-					raw := d[v:end]
-					if string(raw) == "null" {
-						raw = nil
-					}
-					if key[0] == 'l' {
-						o.meta.labels = raw
-					} else {
-						o.meta.annotations = raw
-					}
-					return end, err
-				default:
-					return skip(v, depth+1)
-				}
-				s, end, ok, err := stringValue(d, v, depth+1)
-				if ok {
-					*dst = nonNil(s)
-				} else {
-					*dst = nil
-				}
-				return end, err
-			})
-		}
-		return skip(v, depth)
-	})
-}
-
-func nonNil(s []byte) []byte {
-	if s == nil {
-		return []byte{}
-	}
-	return s
-}
+var (
+	skipSpace = jsonscan.SkipSpace
+	valueKind = jsonscan.Kind
+	errAt     = jsonscan.Errorf
+)

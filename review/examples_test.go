@@ -10,7 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hubspoke/hubspoke/convert"
+	_ "github.com/hubspoke/hubspoke/convert/celenv" // the examples use cel rules, as the hubspoke binaries serve them
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/examples/gofuncs/flags"
 )
 
 // exampleHandler serves every example's rule file from one handler, as
@@ -21,9 +24,15 @@ func exampleHandler(t *testing.T) *Handler {
 	if err != nil || len(files) < 2 {
 		t.Fatalf("example rule files: %v %v", files, err)
 	}
+	// The gofuncs example's Go rule, as its program registers it.
+	argsToOptions, err := flags.Rule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := rules.Options{Funcs: map[string]convert.Rule{flags.Name: argsToOptions}}
 	var convs []Converter
 	for _, f := range files {
-		c, err := rules.LoadFile(f)
+		c, err := rules.LoadFile(f, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,12 +15,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
-	"github.com/hubspoke/hubspoke/internal/stopbits"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 // Converter converts the objects of one group and kind between versions.
@@ -82,9 +82,10 @@ type entry struct {
 	kind     string
 	crd      string // metric label: Kind.group
 	versions []string
-	// trusted converters write valid JSON by construction: the self-check
-	// validates only the parts it inspects.
-	trusted bool
+	// engine is conv when it is a *convert.Converter: its output is held
+	// to apirules' JSON policy as it is written, and it reports the head
+	// of what it wrote (ConvertHead), so the self-check need not scan it.
+	engine *convert.Converter
 }
 
 func (e *entry) versionLabel(v []byte) string {
@@ -124,7 +125,7 @@ func NewHandler(opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("review: converter %d is nil", i)
 		}
 		e := &entry{conv: c, group: c.Group(), kind: c.Kind(), versions: slices.Clone(c.Versions())}
-		_, e.trusted = c.(*convert.Converter)
+		e.engine, _ = c.(*convert.Converter)
 		e.crd = e.kind + "." + e.group
 		key := dispatchKey(nil, []byte(e.group), []byte(e.kind))
 		if _, dup := h.byKey[string(key)]; dup {
@@ -165,9 +166,11 @@ type work struct {
 	rv     review
 	errs   []*convert.Error
 	counts []versionCount
-	// marks are the stop bits of body (internal/stopbits) for decodeLazy;
-	// outMarks those of one converted object, for selfCheck.
-	marks, outMarks []uint64
+	// scan holds body and its stop bits for decodeLazy; outScan one
+	// converted object, for selfCheck.
+	scan, outScan jsonscan.Scanner
+	// outHead is the head of the object the engine last converted.
+	outHead apirules.Head
 }
 
 type versionCount struct {
@@ -176,8 +179,14 @@ type versionCount struct {
 	n    int
 }
 
-// maxPooled is the largest buffer kept for reuse.
-const maxPooled = 64 << 20
+// Bounds on what a pooled request state keeps for the next request (see
+// the package doc): buffers up to maxPooled bytes, up to maxPooledObjects
+// object entries, stop bits of up to 1 MiB (jsonscan.MaxPooledMarks).
+// Larger ones serve their request and are dropped.
+const (
+	maxPooled        = 16 << 20
+	maxPooledObjects = 1 << 14
+)
 
 func (h *Handler) putWork(wk *work) {
 	if cap(wk.body) > maxPooled {
@@ -186,15 +195,11 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.out) > maxPooled {
 		wk.out = nil
 	}
-	if cap(wk.rv.objects) > 1<<16 {
+	if cap(wk.rv.objects) > maxPooledObjects {
 		wk.rv.objects = nil
 	}
-	if cap(wk.marks) > maxPooled/64 {
-		wk.marks = nil
-	}
-	if cap(wk.outMarks) > maxPooled/64 {
-		wk.outMarks = nil
-	}
+	wk.scan.Trim()
+	wk.outScan.Trim()
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
 	clear(wk.rv.objects) // drop references into the body
@@ -251,8 +256,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.requestBytes.Observe(float64(len(body)))
 	// The objects are validated as they are converted (see convertReview);
 	// any problem is reported as a full validation of the body finds it.
-	wk.marks = stopbits.Append(wk.marks[:0], body)
-	if err := wk.rv.decodeLazy(body, wk.marks); err != nil {
+	wk.scan.Reset(body)
+	if err := wk.rv.decodeLazy(&wk.scan); err != nil {
 		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
 		return
 	}
@@ -292,29 +297,44 @@ func checkContentType(hdr http.Header) string {
 }
 
 // readBody reads the whole body into buf (reusing its capacity). n is the
-// declared length, -1 if unknown.
+// declared length, -1 if unknown. Memory follows the bytes that arrive,
+// not the declared length: the buffer starts at minRead and grows at most
+// fourfold at a time (never past n), so a request that declares a large
+// Content-Length and sends little costs little.
 func readBody(r io.Reader, n int64, buf []byte) ([]byte, error) {
-	if n >= 0 {
-		if int64(cap(buf)) < n {
-			buf = make([]byte, n)
-		} else {
-			buf = buf[:n]
-		}
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return buf[:0], err
-		}
-		return buf, nil
+	if cap(buf) < minRead {
+		buf = make([]byte, 0, minRead)
 	}
-	if cap(buf) < 32<<10 {
-		buf = make([]byte, 0, 32<<10)
-	}
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			if n >= 0 && int64(len(buf)) >= n {
+				// All the declared bytes are in: anything more is an error
+				// the reader reports (or EOF).
+				var one [1]byte
+				m, err := r.Read(one[:])
+				if m > 0 {
+					return buf, errors.New("request body is longer than its Content-Length")
+				}
+				if err == io.EOF || err == nil {
+					return buf, nil
+				}
+				return buf, err
+			}
+			size := int64(4 * cap(buf))
+			if n >= 0 && size > n {
+				size = n
+			}
+			grown := make([]byte, len(buf), size)
+			copy(grown, buf)
+			buf = grown
 		}
 		m, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if err == io.EOF {
+			if n >= 0 && int64(len(buf)) < n {
+				return buf, io.ErrUnexpectedEOF
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -322,6 +342,9 @@ func readBody(r io.Reader, n int64, buf []byte) ([]byte, error) {
 		}
 	}
 }
+
+// minRead is the first buffer a request body is read into.
+const minRead = 32 << 10
 
 func (h *Handler) badRequest(w http.ResponseWriter, code int, msg string) {
 	h.metrics.badRequests.WithLabelValues(strconv.Itoa(code)).Inc()
@@ -348,8 +371,9 @@ var errInvalidObject = &RequestError{msg: "request body is not valid JSON: an ob
 // validObject validates an object that no *convert.Converter converted
 // (decodeLazy skipped its inside), as decode would.
 func validObject(o *object) bool {
-	end, err := skipValue(o.raw, 0, 3)
-	return err == nil && end == len(o.raw)
+	var s jsonscan.Scanner
+	s.Reset(o.raw)
+	return s.Document(apirules.EnvelopeDepth) == nil
 }
 
 // convertReview converts every object of wk.rv into wk.out as a complete
@@ -359,7 +383,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	rv := &wk.rv
 	body := wk.body
 	out := wk.out[:0]
-	if need := len(body) + len(body)/8 + 1024; cap(out) < need {
+	if need := len(body) + len(body)/32 + 1024; cap(out) < need { // the converted objects are about the size of the originals
 		out = make([]byte, 0, need)
 	}
 	out = appendHead(out, rv)
@@ -373,22 +397,22 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	var keyBuf [128]byte
 	for i := range rv.objects {
 		o := &rv.objects[i]
-		group, version := splitAPIVersion(o.apiVersion)
+		group, version := splitAPIVersion(o.APIVersion)
 		var e *entry
 		var dispatchErr error
 		switch {
-		case o.apiVersion == nil:
+		case o.APIVersion == nil:
 			dispatchErr = errors.New("the object has no apiVersion string")
-		case o.kind == nil:
+		case o.Kind == nil:
 			dispatchErr = errors.New("the object has no kind string")
 		default:
-			key := dispatchKey(keyBuf[:0], group, o.kind)
+			key := dispatchKey(keyBuf[:0], group, o.Kind)
 			if last != nil && bytes.Equal(key, lastKey) {
 				e = last
 			} else if e = h.byKey[string(key)]; e != nil {
 				last, lastKey = e, append(lastKey[:0], key...)
 			} else {
-				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.kind, group, h.known)
+				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.Kind, group, h.known)
 			}
 		}
 		if dispatchErr != nil {
@@ -404,10 +428,11 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = append(out, ',')
 		}
 		mark := len(out)
-		res, err := h.convertOne(ctx, e.conv, out, o.raw, desired)
-		// A *convert.Converter validates the whole object before it
-		// converts it, except for UTF-8, which decode also checks.
-		if !(err == nil && e.trusted && utf8.Valid(o.raw)) && !validObject(o) {
+		res, err := h.convertOne(ctx, e, out, o.raw, desired, &wk.outHead)
+		// A *convert.Converter validates the whole object (with
+		// internal/jsonscan, as decode would: grammar, UTF-8, numbers,
+		// nesting) before it converts it.
+		if !(err == nil && e.engine != nil) && !validObject(o) {
 			out = out[:mark]
 			return errInvalidObject
 		}
@@ -421,7 +446,14 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			out = out[:mark] // the review fails anyway; keep converting to name every failure
 			continue
 		}
-		if err := selfCheck(out[mark:], o, rv.desired, e.trusted, &wk.outMarks); err != nil {
+		// The self-check: the engine reports the head of what it wrote;
+		// any other converter's output is read whole.
+		if e.engine != nil {
+			err = apirules.CheckHead(&o.Head, &wk.outHead, rv.desired)
+		} else {
+			err = selfCheck(out[mark:], o, rv.desired, &wk.outScan)
+		}
+		if err != nil {
 			selfCheckFailed = true
 			h.metrics.selfCheckFailures.WithLabelValues(e.crd).Inc()
 			errs = append(errs, objectError(i, o, desired, fmt.Errorf("self-check: %w", err)))
@@ -534,8 +566,9 @@ func appendHead(out []byte, rv *review) []byte {
 	return append(out, rv.uidRaw...)
 }
 
-// convertOne calls c.Convert and turns a panic into an error.
-func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, to string) (out []byte, err error) {
+// convertOne converts obj with e's converter, filling head when it is the
+// engine, and turns a panic into an error.
+func (h *Handler) convertOne(ctx context.Context, e *entry, dst, obj []byte, to string, head *apirules.Head) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.metrics.panics.Inc()
@@ -543,13 +576,16 @@ func (h *Handler) convertOne(ctx context.Context, c Converter, dst, obj []byte, 
 			out, err = dst, errors.New("internal error: the converter panicked (see the webhook's log)")
 		}
 	}()
-	return c.Convert(dst, obj, to)
+	if e.engine != nil {
+		return e.engine.ConvertHead(dst, obj, to, head)
+	}
+	return e.conv.Convert(dst, obj, to)
 }
 
 func objectError(i int, o *object, to string, err error) *convert.Error {
-	e := &convert.Error{Index: i, Namespace: string(o.meta.namespace), Name: string(o.meta.name), Err: err}
-	if o.apiVersion != nil {
-		e.From, e.To = string(o.apiVersion), to
+	e := &convert.Error{Index: i, Namespace: string(o.Namespace), Name: string(o.Name), Err: err}
+	if o.APIVersion != nil {
+		e.From, e.To = string(o.APIVersion), to
 	}
 	return e
 }
@@ -559,7 +595,7 @@ func conversionError(i int, o *object, to string, err error) *convert.Error {
 	if errors.As(err, &ce) {
 		ce.Index = i
 		if ce.Name == "" && ce.Namespace == "" {
-			ce.Namespace, ce.Name = string(o.meta.namespace), string(o.meta.name)
+			ce.Namespace, ce.Name = string(o.Namespace), string(o.Name)
 		}
 		return ce
 	}

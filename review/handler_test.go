@@ -1,11 +1,15 @@
 package review
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hubspoke/hubspoke/apirules"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -66,15 +70,15 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "too large chunked", chunked: true, body: big, wantStatus: 413, wantMsg: "request body exceeds the limit of 65536 bytes"},
 		{name: "empty", wantStatus: 400, wantMsg: "request body is empty"},
 		{name: "only space", body: " \n\t ", wantStatus: 400, wantMsg: "request body is empty"},
-		{name: "truncated", body: good[:50], wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 50: unexpected end of input in string"},
-		{name: "truncated after value", body: good[:len(good)-1], wantStatus: 400, wantMsg: at(good, "", len(good)-1, "unexpected end of input in object")},
+		{name: "truncated", body: good[:50], wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 50: unexpected end of JSON input in string"},
+		{name: "truncated after value", body: good[:len(good)-1], wantStatus: 400, wantMsg: at(good, "", len(good)-1, "unexpected end of JSON input in object")},
 		{name: "array", body: `[]`, wantStatus: 400, wantMsg: "request body is an array, not a ConversionReview object"},
 		{name: "string", body: `"ConversionReview"`, wantStatus: 400, wantMsg: "request body is a string, not a ConversionReview object"},
 		{name: "null", body: `null`, wantStatus: 400, wantMsg: "request body is null, not a ConversionReview object"},
 		{name: "trailing data", body: good + " x", wantStatus: 400, wantMsg: at(good, "", len(good)+1, "unexpected data after the top-level value")},
 		{name: "two reviews", body: good + good, wantStatus: 400, wantMsg: at(good, "", len(good), "unexpected data after the top-level value")},
-		{name: "single quotes", body: `{'kind':'ConversionReview'}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 1: invalid character '\'' looking for an object key`},
-		{name: "trailing comma", body: `{"kind":"ConversionReview",}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 27: invalid character '}' looking for an object key`},
+		{name: "single quotes", body: `{'kind':'ConversionReview'}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 1: invalid character '\'' looking for beginning of object key string`},
+		{name: "trailing comma", body: `{"kind":"ConversionReview",}`, wantStatus: 400, wantMsg: `request body is not valid JSON: invalid JSON at byte 27: invalid character '}' looking for beginning of object key string`},
 		{name: "missing apiVersion", body: `{"kind":"ConversionReview","request":{"uid":"u","desiredAPIVersion":"example.com/v1","objects":[]}}`, wantStatus: 400, wantMsg: "missing apiVersion: want apiextensions.k8s.io/v1 or apiextensions.k8s.io/v1beta1"},
 		{name: "apiVersion number", body: `{"apiVersion":1,"kind":"ConversionReview"}`, wantStatus: 400, wantMsg: "apiVersion is a number, want a string"},
 		{name: "wrong apiVersion", body: reviewBody("admission.k8s.io/v1", "u", "example.com/v1", ok), wantStatus: 400, wantMsg: `unsupported apiVersion "admission.k8s.io/v1": want apiextensions.k8s.io/v1 or apiextensions.k8s.io/v1beta1`},
@@ -88,8 +92,9 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "duplicate uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":"u1","uid":"u2"`, 1), wantStatus: 400, wantMsg: "duplicate field request.uid"},
 		{name: "missing uid", body: strings.Replace(good, `"uid":"u1",`, ``, 1), wantStatus: 400, wantMsg: "missing request.uid"},
 		{name: "empty uid", body: reviewBody(v1, "", "example.com/v1", ok), wantStatus: 400, wantMsg: "request.uid is empty"},
-		{name: "huge number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e999999999999`, 1), wantStatus: 400, wantMsg: "request.uid is a number, want a string"},
-		{name: "invalid UTF-8 in uid", body: badUTF8UID, wantStatus: 400, wantMsg: at(badUTF8UID, "\xff", 0, "invalid UTF-8 in string")},
+		{name: "huge number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e999999999999`, 1), wantStatus: 400, wantMsg: "request body is not valid JSON: invalid JSON at byte 83: number 1e999999999999 is out of range: the API server decodes numbers as int64 or float64 and fails on it"},
+		{name: "number uid", body: strings.Replace(good, `"uid":"u1"`, `"uid":1e99`, 1), wantStatus: 400, wantMsg: "request.uid is a number, want a string"},
+		{name: "invalid UTF-8 in uid", body: badUTF8UID, wantStatus: 400, wantMsg: at(badUTF8UID, "\xff", 0, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")},
 		{name: "missing desiredAPIVersion", body: strings.Replace(good, `"desiredAPIVersion":"example.com/v1",`, ``, 1), wantStatus: 400, wantMsg: "missing request.desiredAPIVersion"},
 		{name: "empty desiredAPIVersion", body: reviewBody(v1, "u", "", ok), wantStatus: 400, wantMsg: "request.desiredAPIVersion is empty"},
 		{name: "desiredAPIVersion boolean", body: strings.Replace(good, `"desiredAPIVersion":"example.com/v1"`, `"desiredAPIVersion":true`, 1), wantStatus: 400, wantMsg: "request.desiredAPIVersion is a boolean, want a string"},
@@ -98,13 +103,13 @@ func TestMalformedRequests(t *testing.T) {
 		{name: "object is a number", body: reviewBody(v1, "u", "example.com/v1", ok, "42"), wantStatus: 400, wantMsg: "request.objects[1] is a number, want an object"},
 		{name: "object is null", body: reviewBody(v1, "u", "example.com/v1", "null"), wantStatus: 400, wantMsg: "request.objects[0] is null, want an object"},
 		{name: "object is a string", body: reviewBody(v1, "u", "example.com/v1", `"{}"`), wantStatus: 400, wantMsg: "request.objects[0] is a string, want an object"},
-		{name: "invalid UTF-8 in object", body: badUTF8Obj, wantStatus: 400, wantMsg: at(badUTF8Obj, "\xc3", 0, "invalid UTF-8 in string")},
+		{name: "invalid UTF-8 in object", body: badUTF8Obj, wantStatus: 400, wantMsg: at(badUTF8Obj, "\xc3", 0, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")},
 		{name: "control character", body: ctrl, wantStatus: 400, wantMsg: at(ctrl, "\x01", 0, "invalid control character 0x01 in string")},
 		{name: "bad escape", body: badEscape, wantStatus: 400, wantMsg: at(badEscape, `\x`, 1, `invalid escape character 'x' in string`)},
-		{name: "leading zero", body: leadingZero, wantStatus: 400, wantMsg: at(leadingZero, "03", 1, "invalid character '3' after object value")},
-		{name: "NaN", body: nan, wantStatus: 400, wantMsg: at(nan, "NaN", 0, "invalid character 'N' looking for a value")},
+		{name: "leading zero", body: leadingZero, wantStatus: 400, wantMsg: at(leadingZero, "03", 1, "invalid character '3' after object key:value pair")},
+		{name: "NaN", body: nan, wantStatus: 400, wantMsg: at(nan, "NaN", 0, "invalid character 'N' looking for beginning of value")},
 		{name: "bare exponent", body: bareExp, wantStatus: 400, wantMsg: at(bareExp, "3e}", 2, "number 3e has no digits in its exponent")},
-		{name: "deep nesting", body: deepBody, wantStatus: 400, wantMsg: at(deepBody, "[[", 9995, "exceeded maximum nesting depth 10000")},
+		{name: "deep nesting", body: deepBody, wantStatus: 400, wantMsg: at(deepBody, "[[", 9995, "exceeded maximum nesting depth 10000 (the API server's limit, counting the 3 levels of a ConversionReview around an object)")},
 	}
 	if len(rows) < 30 {
 		t.Fatalf("only %d rows", len(rows))
@@ -151,8 +156,14 @@ func TestMalformedRequests(t *testing.T) {
 			}
 		})
 	}
-	if got := testutil.ToFloat64(h.metrics.badRequests.WithLabelValues("400")); got < 30 {
-		t.Errorf("%s{code=400} = %v, want >= 30", MetricBadRequests, got)
+	want400 := 0
+	for _, tc := range rows {
+		if tc.wantStatus == 400 {
+			want400++
+		}
+	}
+	if got := testutil.ToFloat64(h.metrics.badRequests.WithLabelValues("400")); got != float64(want400) {
+		t.Errorf("%s{code=400} = %v, want %d (one per 400 row)", MetricBadRequests, got, want400)
 	}
 	_ = reg
 }
@@ -293,8 +304,11 @@ func TestReviewFailures(t *testing.T) {
 	if got := testutil.ToFloat64(h.metrics.panics); got != 1 {
 		t.Errorf("%s = %v, want 1", MetricPanics, got)
 	}
-	if got := testutil.ToFloat64(h.metrics.reviews.WithLabelValues("Widget.example.com", "v1alpha1", "v1", "failure")); got < 5 {
-		t.Errorf("failed reviews = %v, want >= 5", got)
+	// Five rows fail Widgets from v1alpha1 to v1: engine error, plain
+	// error, every failure named, listed failures capped, panic. The others
+	// ask for another group or fail before a converter is found.
+	if got := testutil.ToFloat64(h.metrics.reviews.WithLabelValues("Widget.example.com", "v1alpha1", "v1", "failure")); got != 5 {
+		t.Errorf("failed reviews = %v, want 5", got)
 	}
 	_ = reg
 }
@@ -302,7 +316,7 @@ func TestReviewFailures(t *testing.T) {
 // TestSelfCheck gives the handler converters that break each rule the API
 // server checks, and expects a Failure naming the rule, and the metric.
 func TestSelfCheck(t *testing.T) {
-	bigValue := strings.Repeat("x", TotalAnnotationSizeLimit)
+	bigValue := strings.Repeat("x", apirules.MaxAnnotationsBytes)
 	rows := []struct {
 		name    string
 		extra   string // metadata members of the input
@@ -310,7 +324,7 @@ func TestSelfCheck(t *testing.T) {
 		wantMsg string // "" for success
 	}{
 		{name: "ok", convert: func(o, to string) string { return o }},
-		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 124: unexpected end of input in object"},
+		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 124: unexpected end of JSON input in object"},
 		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 125: unexpected data after the object"},
 		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not an object"},
 		{name: "empty", convert: func(o, to string) string { return `` }, wantMsg: "the converted object is empty"},
@@ -334,7 +348,7 @@ func TestSelfCheck(t *testing.T) {
 		}, wantMsg: `the converted object's metadata.labels are invalid: value "` + strings.Repeat("v", 64) + `" of key "k": must be no more than 63 bytes`},
 		{name: "label not a string", convert: func(o, to string) string {
 			return strings.Replace(o, `"uid":"uid-a"`, `"uid":"uid-a","labels":{"k":1}`, 1)
-		}, wantMsg: `the converted object's metadata.labels: value of "k" is a number, want a string`},
+		}, wantMsg: `the converted object's metadata.labels: the value of "k" is a number, want a string`},
 		{name: "labels not an object", convert: func(o, to string) string {
 			return strings.Replace(o, `"uid":"uid-a"`, `"uid":"uid-a","labels":"k=v"`, 1)
 		}, wantMsg: `the converted object's metadata.labels is a string, want an object of strings`},
@@ -445,5 +459,60 @@ func TestMetrics(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeclaredLengthDoesNotAllocate sends requests that declare a large
+// Content-Length and send little: the handler's memory follows the bytes
+// that arrive, not the declared length.
+func TestDeclaredLengthDoesNotAllocate(t *testing.T) {
+	h, _ := newTestHandler(t, Options{})
+	good := reviewBody(APIVersionV1, "u", "example.com/v1", widget("v1alpha1", "a", ""))
+	for _, tc := range []struct {
+		name, body string
+		wantStatus int
+	}{
+		{name: "short body", body: good[:20], wantStatus: 400},
+		{name: "empty body", body: "", wantStatus: 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const declared = 100 << 20
+			r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/convert", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", "application/json")
+			r.ContentLength = declared
+			w := httptest.NewRecorder()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			h.ServeHTTP(w, r)
+			runtime.ReadMemStats(&after)
+			if w.Code != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.wantStatus, w.Body)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d bytes for %d sent (%d declared), want under 1 MiB", got, len(tc.body), declared)
+			}
+		})
+	}
+}
+
+// TestReadBodyGrowth holds readBody's bound: its buffer is never more than
+// four times the bytes read (or minRead), whatever length is declared, and
+// it reads bodies of every size around its growth steps exactly.
+func TestReadBodyGrowth(t *testing.T) {
+	for _, size := range []int{0, 1, minRead - 1, minRead, minRead + 1, 4*minRead + 7, 1 << 20} {
+		body := bytes.Repeat([]byte{'x'}, size)
+		for _, declared := range []int64{-1, int64(size), 1 << 30} {
+			got, err := readBody(bytes.NewReader(body), declared, nil)
+			if declared > int64(size) {
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Errorf("size %d declared %d: err %v, want unexpected EOF", size, declared, err)
+				}
+			} else if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("size %d declared %d: %d bytes, err %v", size, declared, len(got), err)
+			}
+			if limit := max(4*len(got), minRead); cap(got) > limit {
+				t.Errorf("size %d declared %d: buffer of %d bytes, over %d", size, declared, cap(got), limit)
+			}
+		}
 	}
 }

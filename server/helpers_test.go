@@ -3,13 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"math/big"
@@ -23,72 +18,50 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
 )
 
-// testCA is a certificate authority generated in-test.
+// testCA is a certificate authority generated in-test, by package pki.
 type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
+	ca  *pki.CA
+	pem []byte
 }
 
 func newCA(t testing.TB, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &testCA{ca: ca, pem: ca.CertPEM}
 }
 
-// issue returns a PEM certificate and key for loopback, serving or client.
-func (ca *testCA) issue(t testing.TB, serial int64, client bool) (certPEM, keyPEM []byte) {
+// issue returns a PEM certificate and key for loopback, serving or client,
+// and the certificate's serial number.
+func (ca *testCA) issue(t testing.TB, client bool) (certPEM, keyPEM []byte, serial *big.Int) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	return ca.issueFor(t, client, 0)
+}
+
+// issueFor is issue with a certificate valid for d from now (0: pki's
+// default).
+func (ca *testCA) issueFor(t testing.TB, client bool, d time.Duration) (certPEM, keyPEM []byte, serial *big.Int) {
+	t.Helper()
+	var notAfter time.Time
+	if d > 0 {
+		notAfter = time.Now().Add(d)
+	}
+	kp, err := ca.ca.Issue(pki.CertOptions{
+		DNSNames: []string{"localhost", "hubspoke-webhook.hubspoke-system.svc"},
+		IPs:      []net.IP{net.IPv4(127, 0, 0, 1)},
+		Client:   client,
+		NotAfter: notAfter,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: fmt.Sprintf("test-%d", serial)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Duration(serial) * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "hubspoke-webhook.hubspoke-system.svc"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	if client {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	return kp.CertPEM, kp.KeyPEM, kp.Cert.SerialNumber
 }
 
 // writeSecretVolume lays out tls.crt and tls.key the way the kubelet
@@ -252,11 +225,11 @@ func get(c *http.Client, url string) (int, string, error) {
 	return resp.StatusCode, string(b), err
 }
 
-// newCertDir returns a Secret-volume cert dir holding a certificate from
-// ca with the given serial.
-func newCertDir(t testing.TB, ca *testCA, serial int64) string {
+// newCertDir returns a Secret-volume cert dir holding a serving
+// certificate from ca.
+func newCertDir(t testing.TB, ca *testCA) string {
 	dir := t.TempDir()
-	crt, key := ca.issue(t, serial, false)
+	crt, key, _ := ca.issue(t, false)
 	writeSecretVolume(t, dir, 1, crt, key)
 	return dir
 }

@@ -93,7 +93,7 @@ func merge(o *convert.Object, typed any) error {
 	}
 	for k := range cur {
 		if _, keep := out[k]; !keep && k != "apiVersion" && k != "kind" && k != "metadata" {
-			if _, _, err := o.Delete(convert.MustPath("/" + k)); err != nil {
+			if _, _, err := o.Delete(convert.MustPath("/" + convert.EscapePointerToken(k))); err != nil {
 				return err
 			}
 		}
@@ -102,7 +102,7 @@ func merge(o *convert.Object, typed any) error {
 		if k == "apiVersion" || k == "kind" || k == "metadata" {
 			continue
 		}
-		if err := o.Set(convert.MustPath("/"+k), v); err != nil {
+		if err := o.Set(convert.MustPath("/"+convert.EscapePointerToken(k)), v); err != nil {
 			return err
 		}
 	}

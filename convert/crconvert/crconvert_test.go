@@ -110,3 +110,25 @@ func TestRuleNeedsConstructors(t *testing.T) {
 		t.Fatal("no error for missing constructors")
 	}
 }
+
+// TestUnusualTopLevelKeys: top-level keys holding the JSON pointer's
+// special characters are handled as keys, never as paths: no panic, and the
+// typed conversion drops them like any other field its types lack.
+func TestUnusualTopLevelKeys(t *testing.T) {
+	c := converter(t)
+	for _, key := range []string{"~", "a/b", "x~1y", "~0", "/", ""} {
+		t.Run(key, func(t *testing.T) {
+			in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":3},` + strconvQuote(key) + `:{"a":1}}`
+			hub, err := c.Convert(nil, []byte(in), "example.com/v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":3},"status":{}}`
+			if string(hub) != want {
+				t.Errorf("got  %s\nwant %s", hub, want)
+			}
+		})
+	}
+}
+
+func strconvQuote(s string) string { return `"` + s + `"` }

@@ -1,5 +1,7 @@
 // Package stopbits marks the bytes at which a JSON string scan must stop: a
-// quote, a backslash or a control character (a byte below 0x20).
+// quote, a backslash, a control character (a byte below 0x20) or a byte of
+// a multi-byte UTF-8 sequence (0x80 and above), whose encoding the scanner
+// then checks.
 //
 // A scanner that has the marks of a document finds the end of a string with
 // a shift and a count of trailing zeros, however long the string is, instead
@@ -15,7 +17,7 @@ import (
 
 // Append appends the marks of d to dst and returns the extended slice:
 // (len(d)+63)/64 words, where bit i%64 of word i/64 is set exactly when
-// d[i] is '"', '\\' or below 0x20.
+// d[i] is '"', '\\', below 0x20 or at least 0x80.
 func Append(dst []uint64, d []byte) []uint64 {
 	blocks := len(d) / 64
 	n := len(dst)
@@ -78,7 +80,7 @@ func genericWords(out []uint64, d []byte) {
 }
 
 // byteMarks returns one bit per byte of x (lowest byte first) for bytes that
-// are '"', '\\' or below 0x20. Unlike the usual has-zero-byte trick, every
+// are '"', '\\', below 0x20 or at least 0x80. Unlike the usual has-zero-byte trick, every
 // flag is exact: no borrow crosses from one byte into the next.
 func byteMarks(x uint64) uint8 {
 	q := x ^ (lsb * '"')
@@ -86,6 +88,6 @@ func byteMarks(x uint64) uint8 {
 	zq := ^(((q & low7) + low7) | q)     // high bit set iff the byte of q is 0
 	zb := ^(((b & low7) + low7) | b)     // likewise for b
 	lt := ^(((x & low7) + lsb*0x60) | x) // high bit set iff the byte is < 0x20
-	m := (zq | zb | lt) & msb
+	m := (zq | zb | lt | x) & msb        // x: bytes with the high bit set
 	return uint8(((m >> 7) * 0x0102040810204080) >> 56)
 }

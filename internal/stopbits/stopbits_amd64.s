@@ -28,6 +28,7 @@ loop:
 	VPCMPEQB Y12, Y4, Y4 // max(c, 0x1f) == 0x1f: c <= 0x1f
 	VPOR Y2, Y3, Y2
 	VPOR Y2, Y4, Y2
+	VPOR Y2, Y0, Y2 // bytes >= 0x80 have their high bit set already
 	VPMOVMSKB Y2, AX
 	VPCMPEQB Y10, Y1, Y5
 	VPCMPEQB Y11, Y1, Y6
@@ -35,6 +36,7 @@ loop:
 	VPCMPEQB Y12, Y7, Y7
 	VPOR Y5, Y6, Y5
 	VPOR Y5, Y7, Y5
+	VPOR Y5, Y1, Y5
 	VPMOVMSKB Y5, BX
 	SHLQ $32, BX
 	ORQ BX, AX

@@ -9,7 +9,7 @@ import (
 func reference(d []byte) []uint64 {
 	out := make([]uint64, (len(d)+63)/64)
 	for i, c := range d {
-		if c == '"' || c == '\\' || c < 0x20 {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
 			out[i/64] |= 1 << (i % 64)
 		}
 	}
@@ -43,7 +43,7 @@ func check(t *testing.T, d []byte) {
 	for i := 0; i <= len(d); i++ {
 		wantNext := -1
 		for j := i; j < len(d); j++ {
-			if c := d[j]; c == '"' || c == '\\' || c < 0x20 {
+			if c := d[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
 				wantNext = j
 				break
 			}

@@ -1,0 +1,34 @@
+// Package apirules holds, once, the rules the Kubernetes API server applies
+// to a conversion webhook's answer (k8s.io/apiextensions-apiserver's
+// pkg/apiserver/conversion/webhook_converter.go and what it calls). A
+// response that breaks one is refused by the API server, so every reader or
+// writer of ConversionReviews in hubspoke checks them here: the webhook's
+// self-check (package review), check's output validation and black-box
+// conformance, and migrate's webhook probe.
+//
+// For the review as a whole (Response): the answer's apiVersion and kind
+// are those of the request (apiextensions.k8s.io/v1, ConversionReview; a
+// v1beta1 answer is not checked for them), response.uid echoes the
+// request's, result.status is Success, and convertedObjects has exactly as
+// many items as request.objects, in order.
+//
+// For each converted object (Object, CheckHead):
+//
+//   - it is a JSON object the API server decodes, with its numbers as int64
+//     or float64 (a literal such as 1e400 or a 400-digit integer fails the
+//     whole response), nested at most MaxObjectDepth levels (the decoder's
+//     limit of MaxDepth counts the EnvelopeDepth levels of the review
+//     around the object), and with strings of valid UTF-8 (the decoder would
+//     replace an invalid byte with U+FFFD, changing the object silently);
+//   - apiVersion is the desired apiVersion, and kind, metadata.name,
+//     metadata.namespace and metadata.uid are the original's;
+//   - metadata is present and is an object;
+//   - metadata.labels and metadata.annotations, which the API server takes
+//     from the response (all other metadata it restores from the
+//     original), are objects of strings which, when they differ from the
+//     original's, are valid: label keys qualified names and values label
+//     values, annotation keys qualified names, annotations at most
+//     MaxAnnotationsBytes in total.
+//
+// The package links no client-go and no net/http.
+package apirules

@@ -1,0 +1,755 @@
+// Package jsonscan is hubspoke's one validating JSON scanner. It never
+// builds values: it reports offsets into the input, so values can be handed
+// on as sub-slices of it without a copy.
+//
+// It accepts exactly the JSON that the Kubernetes API server's decoder
+// (sigs.k8s.io/json, through k8s.io/apimachinery/pkg/util/json) takes
+// without error and without changing it:
+//
+//   - RFC 8259 grammar, as encoding/json.Valid;
+//   - nesting up to MaxDepth levels, counted from the outermost value the
+//     caller scans (a ConversionReview's objects start at EnvelopeDepth);
+//   - numbers that decode to an int64 or a finite float64: the API server
+//     fails to decode a literal such as 1e400 or a 400-digit integer;
+//   - strings of valid UTF-8. The API server's decoder would replace an
+//     invalid byte with U+FFFD, silently changing the data, so the scanner
+//     refuses it; a \u escape of a lone surrogate is valid JSON and
+//     accepted (it decodes to U+FFFD, as the API server decodes it).
+//
+// A fuzz test holds the scanner to that oracle. Strings are scanned with
+// the stop bits of the document (package internal/stopbits): a string's
+// end, escape or non-ASCII byte is found with a shift and a count of
+// trailing zeros, so each byte of a document is looked at once.
+package jsonscan
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/hubspoke/hubspoke/internal/stopbits"
+)
+
+// MaxDepth is the deepest nesting the API server's JSON decoder accepts
+// (encoding/json's limit, which sigs.k8s.io/json keeps), counted over the
+// whole document it decodes.
+const MaxDepth = 10000
+
+// EnvelopeDepth is the nesting of a ConversionReview around each object it
+// carries: the review, its request or response, and the objects array. An
+// object in a review can therefore nest MaxDepth-EnvelopeDepth levels.
+const EnvelopeDepth = 3
+
+// SyntaxError is a document the scanner refuses, at a byte offset.
+type SyntaxError struct {
+	Off int
+	Msg string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Off, e.Msg)
+}
+
+// Errorf returns a *SyntaxError at off.
+func Errorf(off int, format string, args ...any) error {
+	return &SyntaxError{Off: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+func errDepth(off int) error {
+	return Errorf(off, "exceeded maximum nesting depth %d (the API server's limit, counting the %d levels of a ConversionReview around an object)", MaxDepth, EnvelopeDepth)
+}
+
+// IsSpace reports whether c is JSON whitespace.
+func IsSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
+
+// SkipSpace returns the offset of the first non-space byte at or after i.
+func SkipSpace(d []byte, i int) int {
+	for i < len(d) && IsSpace(d[i]) {
+		i++
+	}
+	return i
+}
+
+// Kind names the kind of the JSON value starting with c, for messages.
+func Kind(c byte) string {
+	switch {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// Scanner scans one document. Its zero value is ready for Reset; it keeps
+// its memory across documents. A Scanner is not safe for concurrent use.
+type Scanner struct {
+	// Data is the document; Marks are its stop bits.
+	Data  []byte
+	Marks []uint64
+	// Stack is scratch memory: the open containers of Value. A caller
+	// that makes Scanners on the fly can keep it between them.
+	Stack []byte
+}
+
+// MaxPooledMarks is the most stop-bit memory (in words) a Scanner kept in
+// a pool should hold on to: the marks of a 1 MiB document. Pools drop
+// scanners with more; Trim does it.
+const MaxPooledMarks = 1 << 14
+
+// Reset starts a scan of d, computing its stop bits.
+func (s *Scanner) Reset(d []byte) {
+	s.Data = d
+	s.Marks = stopbits.Append(s.Marks[:0], d)
+}
+
+// Trim drops the document and any memory above the pooling bounds.
+func (s *Scanner) Trim() {
+	s.Data = nil
+	if cap(s.Marks) > MaxPooledMarks {
+		s.Marks = nil
+	}
+	if cap(s.Stack) > 1<<10 {
+		s.Stack = nil
+	}
+}
+
+// Literal checks the literal lit (true, false or null) at d[i] and returns
+// the offset after it.
+func Literal(d []byte, i int, lit string) (int, error) {
+	for k := 0; k < len(lit); k++ {
+		if i+k >= len(d) {
+			return i + k, Errorf(i+k, "unexpected end of JSON input in literal %s", lit)
+		}
+		if d[i+k] != lit[k] {
+			return i + k, Errorf(i+k, "invalid character %q in literal %s", d[i+k], lit)
+		}
+	}
+	return i + len(lit), nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// Number checks the number at d[i] and returns the offset after it: its
+// grammar, and that the API server can decode it (see CheckNumber).
+func Number(d []byte, i int) (int, error) {
+	start := i
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(d):
+		return i, Errorf(i, "unexpected end of JSON input in number")
+	case d[i] == '0':
+		i++
+	case d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	default:
+		return i, Errorf(i, "invalid character %q in number", d[i])
+	}
+	exp := false
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, Errorf(i, "number %s has no digits after the decimal point", d[start:i])
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		exp = true
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, Errorf(i, "number %s has no digits in its exponent", d[start:i])
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	// Without an exponent, fewer than 300 characters are always a finite
+	// float64 (the largest is about 1.8e308): only longer or exponent
+	// literals need a closer look.
+	if exp || i-start >= 300 {
+		if err := CheckNumber(d[start:i]); err != nil {
+			return start, &SyntaxError{Off: start, Msg: err.Error()}
+		}
+	}
+	return i, nil
+}
+
+// CheckNumber reports whether the API server can decode lit, a number
+// literal of valid JSON grammar. Its decoder (sigs.k8s.io/json with
+// PreserveInts) takes an integer literal as an int64 when it fits and
+// every number else as a float64, with strconv.ParseFloat: a literal whose
+// magnitude overflows float64 (1e400, a 400-digit integer) fails the whole
+// response. A literal that underflows (1e-400) decodes to 0 and is
+// accepted, as by the API server.
+func CheckNumber(lit []byte) error {
+	if _, err := strconv.ParseFloat(string(lit), 64); err != nil {
+		shown := string(lit)
+		if len(shown) > 40 {
+			shown = fmt.Sprintf("%s...%s (%d characters)", shown[:20], shown[len(shown)-10:], len(lit))
+		}
+		return fmt.Errorf("number %s is out of range: the API server decodes numbers as int64 or float64 and fails on it", shown)
+	}
+	return nil
+}
+
+// String checks the string whose opening quote is at Data[i] and returns
+// the offset after its closing quote and whether it holds escapes.
+func (s *Scanner) String(i int) (end int, escaped bool, err error) {
+	d, marks := s.Data, s.Marks
+	i++
+	cw, cm := -1, uint64(0) // the word of marks last loaded
+	for {
+		w := i >> 6
+		if w != cw {
+			if w >= len(marks) {
+				return len(d), escaped, Errorf(len(d), "unexpected end of JSON input in string")
+			}
+			cw, cm = w, marks[w]
+		}
+		m := cm >> (i & 63)
+		if m == 0 {
+			i = (w + 1) << 6
+			continue
+		}
+		i += bits.TrailingZeros64(m)
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			i++
+			if i >= len(d) {
+				return i, escaped, Errorf(i, "unexpected end of JSON input in string escape")
+			}
+			switch c := d[i]; {
+			case oneByteEscape[c]:
+				i++
+			case c == 'u':
+				i++
+				for k := 0; k < 4; k++ {
+					if i >= len(d) {
+						return i, escaped, Errorf(i, "unexpected end of JSON input in \\u escape")
+					}
+					if !isHex(d[i]) {
+						return i, escaped, Errorf(i, "invalid character %q in \\u escape", d[i])
+					}
+					i++
+				}
+			default:
+				return i, escaped, Errorf(i, "invalid escape character %q in string", c)
+			}
+		case c < 0x20:
+			return i, escaped, Errorf(i, "invalid control character %#02x in string", c)
+		default: // the first byte of a multi-byte UTF-8 sequence
+			r, size := utf8.DecodeRune(d[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i, escaped, Errorf(i, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")
+			}
+			i += size
+		}
+	}
+}
+
+// oneByteEscape[c] is true for the c of the escapes \c that are complete
+// in one byte: \" \\ \/ \b \f \n \r \t.
+var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
+// Key returns the offset after the string opened at Data[i], and whether
+// it is plain: its closing quote is the first byte the stop bits mark (no
+// escape, no control character, no non-ASCII byte). mc caches the last word
+// of marks loaded; give each loop over many strings its own, starting at
+// NewMarkCache.
+func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
+	if j := mc.StringEnd(s.Data, s.Marks, i); j > 0 {
+		return j, true, nil
+	}
+	end, _, err = s.String(i)
+	return end, false, err
+}
+
+// MarkCache holds the last word of marks that StringEnd loaded, so that
+// strings found in the same 64 bytes need no load whose address depends on
+// where the previous string ended.
+type MarkCache struct {
+	w int
+	m uint64
+}
+
+// NewMarkCache returns an empty cache.
+func NewMarkCache() MarkCache { return MarkCache{w: -1} }
+
+// StringEnd returns the offset after the closing quote of the string
+// opened at d[i] when its first marked byte is that quote, and 0 otherwise
+// (an escape, a control character or a non-ASCII byte first, or the quote
+// in a later word of marks): the common case, small enough to be inlined
+// into the loops that scan many strings. A plain string is valid.
+func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
+	i++
+	w := i >> 6
+	if w != c.w {
+		if w >= len(marks) {
+			return 0
+		}
+		c.w, c.m = w, marks[w]
+	}
+	if m := c.m >> (i & 63); m != 0 {
+		if j := i + bits.TrailingZeros64(m); j < len(d) && d[j] == '"' {
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// Value checks the value at Data[i] (no leading space) and returns the
+// offset just after it. depth is the nesting depth of the value's
+// container (0 for a document's top-level value). Composites are checked
+// in one loop with an explicit stack of open containers: this is where
+// most of the bytes of a real object go.
+func (s *Scanner) Value(i, depth int) (int, error) {
+	d := s.Data
+	if i >= len(d) {
+		return i, Errorf(i, "unexpected end of JSON input")
+	}
+	switch c := d[i]; {
+	case c == '{' || c == '[':
+	case c == '"':
+		end, _, err := s.String(i)
+		return end, err
+	case c == '-' || isDigit(c):
+		return Number(d, i)
+	case c == 't':
+		return Literal(d, i, "true")
+	case c == 'f':
+		return Literal(d, i, "false")
+	case c == 'n':
+		return Literal(d, i, "null")
+	default:
+		return i, Errorf(i, "invalid character %q looking for beginning of value", c)
+	}
+	marks := s.Marks
+	mc := NewMarkCache()
+	stack := s.Stack[:0]
+	var err error
+open:
+	if depth+len(stack) >= MaxDepth {
+		return i, errDepth(i)
+	}
+	stack = append(stack, d[i])
+	s.Stack = stack // keep the grown stack for the next document
+	i++
+	for i < len(d) && IsSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	if stack[len(stack)-1] == '{' {
+		if d[i] == '}' {
+			i++
+			stack = stack[:len(stack)-1]
+			goto closed
+		}
+		goto key
+	}
+	if d[i] == ']' {
+		i++
+		stack = stack[:len(stack)-1]
+		goto closed
+	}
+	goto value
+key:
+	if d[i] != '"' {
+		return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
+	}
+	if j := mc.StringEnd(d, marks, i); j > 0 {
+		i = j
+	} else if i, _, err = s.String(i); err != nil {
+		return i, err
+	}
+	for i < len(d) && IsSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	if d[i] != ':' {
+		return i, Errorf(i, "invalid character %q after object key", d[i])
+	}
+	i++
+	for i < len(d) && IsSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+value:
+	switch c := d[i]; {
+	case c == '{' || c == '[':
+		goto open
+	case c == '"':
+		if j := mc.StringEnd(d, marks, i); j > 0 {
+			i = j
+			goto closed
+		}
+		if i, _, err = s.String(i); err != nil {
+			return i, err
+		}
+	case c == '-' || isDigit(c):
+		if i, err = Number(d, i); err != nil {
+			return i, err
+		}
+	case c == 't':
+		if i, err = Literal(d, i, "true"); err != nil {
+			return i, err
+		}
+	case c == 'f':
+		if i, err = Literal(d, i, "false"); err != nil {
+			return i, err
+		}
+	case c == 'n':
+		if i, err = Literal(d, i, "null"); err != nil {
+			return i, err
+		}
+	default:
+		return i, Errorf(i, "invalid character %q looking for beginning of value", c)
+	}
+closed:
+	if len(stack) == 0 {
+		return i, nil
+	}
+	for i < len(d) && IsSpace(d[i]) {
+		i++
+	}
+	if i >= len(d) {
+		goto eof
+	}
+	switch d[i] {
+	case ',':
+		i++
+		for i < len(d) && IsSpace(d[i]) {
+			i++
+		}
+		if i >= len(d) {
+			goto eof
+		}
+		if stack[len(stack)-1] == '{' {
+			goto key
+		}
+		goto value
+	case '}', ']':
+		want := byte('{')
+		if d[i] == ']' {
+			want = '['
+		}
+		if stack[len(stack)-1] != want {
+			break
+		}
+		i++
+		stack = stack[:len(stack)-1]
+		goto closed
+	}
+	if stack[len(stack)-1] == '{' {
+		return i, Errorf(i, "invalid character %q after object key:value pair", d[i])
+	}
+	return i, Errorf(i, "invalid character %q after array element", d[i])
+eof:
+	return i, Errorf(i, "unexpected end of JSON input")
+}
+
+// Document checks that Data is one JSON value surrounded by optional
+// space, its top-level value at depth+1.
+func (s *Scanner) Document(depth int) error {
+	i := SkipSpace(s.Data, 0)
+	end, err := s.Value(i, depth)
+	if err != nil {
+		return err
+	}
+	if end = SkipSpace(s.Data, end); end != len(s.Data) {
+		return Errorf(end, "unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// Object checks the object whose opening brace is at Data[i] (at nesting
+// depth depth) and returns the offset after it. When visit is not nil it
+// is called for every member with the decoded key and the offset of the
+// value (after any space); it must return the offset just after the value,
+// typically from Value or SkipTrusted. Without visit, values are checked
+// with Value.
+func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error)) (int, error) {
+	d := s.Data
+	if depth > MaxDepth {
+		return i, errDepth(i)
+	}
+	i = SkipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, nil
+	}
+	mc := NewMarkCache()
+	for {
+		if i >= len(d) {
+			return i, Errorf(i, "unexpected end of JSON input in object")
+		}
+		if d[i] != '"' {
+			return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
+		}
+		kend, plain, err := s.Key(&mc, i)
+		if err != nil {
+			return kend, err
+		}
+		key := d[i+1 : kend-1]
+		i = SkipSpace(d, kend)
+		if i >= len(d) {
+			return i, Errorf(i, "unexpected end of JSON input after object key")
+		}
+		if d[i] != ':' {
+			return i, Errorf(i, "invalid character %q after object key", d[i])
+		}
+		i = SkipSpace(d, i+1)
+		if visit != nil {
+			if !plain {
+				key = Unquote(nil, key)
+			}
+			i, err = visit(key, i)
+		} else {
+			i, err = s.Value(i, depth)
+		}
+		if err != nil {
+			return i, err
+		}
+		i = SkipSpace(d, i)
+		if i >= len(d) {
+			return i, Errorf(i, "unexpected end of JSON input in object")
+		}
+		switch d[i] {
+		case ',':
+			i = SkipSpace(d, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, Errorf(i, "invalid character %q after object key:value pair", d[i])
+		}
+	}
+}
+
+// Array is Object for arrays: visit gets the element's index and offset.
+func (s *Scanner) Array(i, depth int, visit func(n, v int) (int, error)) (int, error) {
+	d := s.Data
+	if depth > MaxDepth {
+		return i, errDepth(i)
+	}
+	i = SkipSpace(d, i+1)
+	if i < len(d) && d[i] == ']' {
+		return i + 1, nil
+	}
+	for n := 0; ; n++ {
+		var err error
+		if visit != nil {
+			i, err = visit(n, i)
+		} else {
+			i, err = s.Value(i, depth)
+		}
+		if err != nil {
+			return i, err
+		}
+		i = SkipSpace(d, i)
+		if i >= len(d) {
+			return i, Errorf(i, "unexpected end of JSON input in array")
+		}
+		switch d[i] {
+		case ',':
+			i = SkipSpace(d, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, Errorf(i, "invalid character %q after array element", d[i])
+		}
+	}
+}
+
+// StringValue checks the value at Data[i], at nesting depth depth, which
+// must be a string for ok to be true, and returns its decoded content (a
+// sub-slice of Data when it holds no escapes, never nil when ok) and the
+// offset after the value.
+func (s *Scanner) StringValue(i, depth int) (str []byte, end int, ok bool, err error) {
+	d := s.Data
+	if i >= len(d) || d[i] != '"' {
+		end, err = s.Value(i, depth)
+		return nil, end, false, err
+	}
+	end, esc, err := s.String(i)
+	if err != nil {
+		return nil, end, false, err
+	}
+	str = d[i+1 : end-1 : end-1]
+	if esc {
+		str = Unquote(nil, str)
+	}
+	if str == nil {
+		str = []byte{}
+	}
+	return str, end, true, nil
+}
+
+// SkipTrusted skips the value at Data[i] without checking it, for bytes
+// known to be valid (checked before, or written by a converter that writes
+// valid JSON): it only matches brackets and string quotes, which is enough
+// to find the end of a valid value, and it keeps the nesting limit (depth
+// is the nesting depth of the value's container). For invalid input the
+// end it returns may be wrong; it never reads out of bounds.
+func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
+	d := s.Data
+	if i >= len(d) {
+		return i, Errorf(i, "unexpected end of JSON input")
+	}
+	switch d[i] {
+	case '"':
+		return s.skipStringTrusted(i)
+	case '{', '[':
+		level := 0
+		mc := NewMarkCache()
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				if j := mc.StringEnd(d, s.Marks, i); j > 0 {
+					i = j
+					continue
+				}
+				end, err := s.skipStringTrusted(i)
+				if err != nil {
+					return end, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				level++
+				if depth+level > MaxDepth {
+					return i, errDepth(i)
+				}
+			case '}', ']':
+				level--
+				if level == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return i, Errorf(i, "unexpected end of JSON input")
+	default:
+		for i < len(d) {
+			switch d[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i, nil
+			}
+			i++
+		}
+		return i, nil
+	}
+}
+
+// skipStringTrusted returns the offset after the string starting at
+// Data[i]: at the first marked quote that no backslash escapes. A marked
+// backslash is stepped over with the byte it escapes (so \" and \\ end
+// nothing); any other marked byte is stepped over.
+func (s *Scanner) skipStringTrusted(i int) (int, error) {
+	d := s.Data
+	i++
+	for {
+		j := stopbits.Next(s.Marks, i)
+		if j < 0 {
+			return len(d), Errorf(len(d), "unexpected end of JSON input in string")
+		}
+		switch d[j] {
+		case '"':
+			return j + 1, nil
+		case '\\':
+			i = j + 2
+		default:
+			i = j + 1
+		}
+	}
+}
+
+// Unquote appends to dst the decoded content of a checked JSON string
+// (without its quotes). Lone surrogates become U+FFFD, as in encoding/json.
+func Unquote(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := rune(hex4(s[i+2:]))
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2 := utf16.DecodeRune(r, rune(hex4(s[i+2:]))); r2 != utf8.RuneError {
+						r = r2
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+func hex4(b []byte) int {
+	n := 0
+	for _, c := range b[:4] {
+		n <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			n |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			n |= int(c-'a') + 10
+		default:
+			n |= int(c-'A') + 10
+		}
+	}
+	return n
+}

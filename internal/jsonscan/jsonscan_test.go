@@ -1,0 +1,137 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	kjson "sigs.k8s.io/json"
+)
+
+// apiServerAccepts is the oracle: the grammar of encoding/json, and what
+// the API server's decoder (sigs.k8s.io/json, as
+// k8s.io/apimachinery/pkg/util/json.Unmarshal calls it) decodes without an
+// error and without replacing invalid UTF-8.
+func apiServerAccepts(d []byte) bool {
+	if !json.Valid(d) || !utf8.Valid(d) {
+		return false
+	}
+	var v any
+	return kjson.UnmarshalCaseSensitivePreserveInts(d, &v) == nil
+}
+
+func scan(d []byte) error {
+	var s Scanner
+	s.Reset(d)
+	return s.Document(0)
+}
+
+func TestScannerTable(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		name, in string
+		ok       bool
+		msg      string // in the error when !ok
+	}{
+		{name: "object", in: `{"a":[1,-0.5e+3,true,false,null,{"":""}],"b":"\u00e9\ud83d\ude00"}`, ok: true},
+		{name: "utf-8", in: `"héllo 😀"`, ok: true},
+		{name: "lone surrogate escape", in: `"\ud800"`, ok: true},
+		{name: "invalid utf-8", in: "\"a\xffb\"", msg: "invalid UTF-8 in string"},
+		{name: "raw surrogate", in: "\"\xed\xa0\x80\"", msg: "invalid UTF-8 in string"},
+		{name: "truncated utf-8", in: "\"\xc3\"", msg: "invalid UTF-8 in string"},
+		{name: "int64 max", in: `9223372036854775807`, ok: true},
+		{name: "beyond int64", in: `123456789012345678901234567890`, ok: true},
+		{name: "largest float", in: `1.7976931348623157e308`, ok: true},
+		{name: "underflow", in: `1e-400`, ok: true},
+		{name: "299 digits", in: strings.Repeat("9", 299), ok: true},
+		{name: "400 digits", in: strings.Repeat("9", 400), msg: "out of range"},
+		{name: "1e400", in: `[1e400]`, msg: "number 1e400 is out of range"},
+		{name: "-1e309", in: `{"a":-1e309}`, msg: "out of range"},
+		{name: "depth 10000", in: deep(10000), ok: true},
+		{name: "depth 10001", in: deep(10001), msg: "exceeded maximum nesting depth 10000"},
+		{name: "control character", in: "\"a\x01\"", msg: "invalid control character"},
+		{name: "bad escape", in: `"\x"`, msg: "invalid escape character"},
+		{name: "trailing comma", in: `{"a":1,}`, msg: "looking for beginning of object key"},
+		{name: "trailing data", in: `{} x`, msg: "unexpected data after the top-level value"},
+		{name: "bad number", in: `1.`, msg: "no digits after the decimal point"},
+		{name: "empty", in: ``, msg: "unexpected end of JSON input"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := scan([]byte(tc.in))
+			if (err == nil) != tc.ok {
+				t.Fatalf("scan: %v, want ok=%v", err, tc.ok)
+			}
+			if got := apiServerAccepts([]byte(tc.in)); got != tc.ok {
+				t.Fatalf("the oracle says %v, the table %v: fix the table", got, tc.ok)
+			}
+			if err != nil {
+				var se *SyntaxError
+				if !errors.As(err, &se) || !strings.Contains(se.Msg, tc.msg) {
+					t.Fatalf("error %v, want a *SyntaxError saying %q", err, tc.msg)
+				}
+			}
+		})
+	}
+}
+
+// FuzzScanner holds the scanner to the oracle, and Object, Array and
+// SkipTrusted to Value.
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,-0.5e+3,true,false,null,{"":""}]}`, `"\u00e9\ud83d\ude00"`, "\"\xff\"", `1e400`,
+		`[[[[]]]]`, `"\u12"`, `1.5e`, `-`, `{"a":1,}`, `{"a" 1}`, `{"k\"ey":"v\\"}`, "\"é\"", `1E-400`,
+		strings.Repeat("1", 320), strings.Repeat("1", 320) + ".5",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, d []byte) {
+		err := scan(d)
+		if want := apiServerAccepts(d); (err == nil) != want {
+			t.Fatalf("scanner error %v, oracle accepts: %v", err, want)
+		}
+		var s Scanner
+		s.Reset(d)
+		i := SkipSpace(d, 0)
+		if i >= len(d) {
+			return
+		}
+		vend, verr := s.Value(i, 0)
+		var end int
+		var oerr error
+		switch d[i] {
+		case '{':
+			end, oerr = s.Object(i, 1, func(_ []byte, v int) (int, error) { return s.Value(v, 1) })
+		case '[':
+			end, oerr = s.Array(i, 1, func(_, v int) (int, error) { return s.Value(v, 1) })
+		default:
+			return
+		}
+		if (oerr == nil) != (verr == nil) || oerr == nil && end != vend {
+			t.Fatalf("Value: %d, %v; Object/Array: %d, %v", vend, verr, end, oerr)
+		}
+		if verr == nil {
+			if tend, err := s.SkipTrusted(i, 0); err != nil || tend != vend {
+				t.Fatalf("SkipTrusted: %d, %v; Value: %d", tend, err, vend)
+			}
+		}
+	})
+}
+
+func TestStringValue(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`["plain","a\nb\u00e9\ud800x",""]`))
+	want := []string{"plain", "a\nbé\uFFFDx", ""}
+	_, err := s.Array(0, 1, func(n, v int) (int, error) {
+		str, end, ok, err := s.StringValue(v, 1)
+		if !ok || string(str) != want[n] || str == nil {
+			t.Errorf("element %d: %q ok=%v, want %q", n, str, ok, want[n])
+		}
+		return end, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
