@@ -60,6 +60,8 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		newBackupCmd(),
 		newCertsCmd(),
 		newDeployCmd(),
+		newDoctorCmd(),
+		newExplainCmd(),
 		newMigrateCmd(),
 		newPlanCmd(),
 		newRestoreCmd(),

@@ -1,0 +1,334 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// diagnosis is one run: what each stage learnt, for the next.
+type diagnosis struct {
+	ctx context.Context
+	c   Clients
+	o   Options
+	r   *Report
+
+	crd     *apiextensionsv1.CustomResourceDefinition
+	name    string
+	storage string
+	served  []string
+	review  string // the ConversionReview version the API server sends
+
+	// service reference (nil for a URL)
+	svcNS, svcName, path string
+	port                 int32
+	url                  string
+	host                 string // the name the API server verifies
+
+	caPool  *x509.CertPool
+	caCerts []*x509.Certificate
+
+	endpoints  []endpoint
+	dialled    string // an endpoint that completed a TLS handshake
+	liveProved bool   // a conversion through the API server succeeded
+	chain      []*x509.Certificate
+	certOK     bool
+}
+
+type endpoint struct {
+	addr  string // host:port
+	ready bool
+	pod   string
+}
+
+func (d *diagnosis) run(name string) error {
+	d.name = name
+	crd, err := d.c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Get(d.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		d.add(Finding{Check: CheckCRD, Severity: SeverityError, Message: fmt.Sprintf("CustomResourceDefinition %s not found", name),
+			Cause: "no CRD of that name (plural.group) on this cluster (or context)",
+			Fix:   "kubectl get crd | grep " + strings.SplitN(name, ".", 2)[0] + "   # find the exact name, or check --context"})
+		d.skipFrom(CheckStrategy, "no CRD")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get crd %s: %w", name, err)
+	}
+	d.crd = crd
+	d.ok(CheckCRD, "CustomResourceDefinition %s (group %s, kind %s)", name, crd.Spec.Group, crd.Spec.Names.Kind)
+	if !d.checkCRD() {
+		return nil
+	}
+	// When the API server cannot reach an endpoint, the certificate cannot
+	// be read either; the live check still runs: its error, the API
+	// server's own, confirms the cause.
+	if d.svcName == "" || d.checkService() {
+		d.checkCertificate()
+	}
+	d.checkLive()
+	d.checkDirect()
+	d.correlate()
+	return nil
+}
+
+// checkCRD runs the CRD stage; false when there is no webhook to diagnose.
+func (d *diagnosis) checkCRD() bool {
+	crd := d.crd
+	conv := crd.Spec.Conversion
+	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
+		if len(crd.Spec.Versions) > 1 {
+			d.add(Finding{Check: CheckStrategy, Severity: SeverityWarning,
+				Message: fmt.Sprintf("strategy None with %d versions: the API server only rewrites apiVersion between them", len(crd.Spec.Versions)),
+				Cause:   "correct only if every version has the same schema; otherwise fields are lost or misread",
+				Fix:     "hubspoke deploy (or set spec.conversion.strategy: Webhook with a clientConfig) — see docs/production.md"})
+		} else {
+			d.ok(CheckStrategy, "strategy None, one version: no conversion")
+		}
+		d.skip(CheckClientConfig, "no conversion webhook")
+		d.skip(CheckReviewVersions, "no conversion webhook")
+		d.checkVersionsAndStatus()
+		d.skipFrom(CheckCABundle, "no conversion webhook")
+		return false
+	}
+	d.ok(CheckStrategy, "strategy Webhook")
+	wh := conv.Webhook
+	if wh == nil || wh.ClientConfig == nil || (wh.ClientConfig.Service == nil) == (wh.ClientConfig.URL == nil) {
+		d.add(Finding{Check: CheckClientConfig, Severity: SeverityError, Message: "spec.conversion.webhook.clientConfig has neither service nor url",
+			Cause: "the API server has nowhere to send ConversionReviews",
+			Fix:   d.patch("/spec/conversion/webhook/clientConfig", `{"service":{"namespace":"NAMESPACE","name":"SERVICE","path":"/convert","port":443}}`)})
+		d.skip(CheckReviewVersions, "no clientConfig")
+		d.checkVersionsAndStatus()
+		d.skipFrom(CheckCABundle, "no clientConfig")
+		return false
+	}
+	cc := wh.ClientConfig
+	if s := cc.Service; s != nil {
+		d.svcNS, d.svcName, d.port, d.path = s.Namespace, s.Name, 443, "/"
+		if s.Port != nil {
+			d.port = *s.Port
+		}
+		if s.Path != nil {
+			d.path = *s.Path
+		}
+		d.host = d.svcName + "." + d.svcNS + ".svc"
+		d.ok(CheckClientConfig, "service %s/%s port %d path %s (the API server verifies the name %s)", d.svcNS, d.svcName, d.port, d.path, d.host)
+	} else {
+		d.url = *cc.URL
+		d.host = hostOf(d.url)
+		d.ok(CheckClientConfig, "url %s (no Service: the service and endpoints checks do not apply)", d.url)
+	}
+	d.checkReviewVersions(wh.ConversionReviewVersions)
+	d.checkVersionsAndStatus()
+	d.checkCABundle(cc.CABundle)
+	return true
+}
+
+func (d *diagnosis) checkVersionsAndStatus() {
+	crd := d.crd
+	var storage []string
+	defined := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		defined[v.Name] = true
+		if v.Served {
+			d.served = append(d.served, v.Name)
+		}
+		if v.Storage {
+			storage = append(storage, v.Name)
+		}
+	}
+	switch {
+	case len(storage) != 1:
+		d.add(Finding{Check: CheckVersions, Severity: SeverityError, Message: fmt.Sprintf("%d storage versions %v", len(storage), storage),
+			Cause: "exactly one version must be storage: true", Fix: "mark exactly one version storage: true and re-apply the CRD"})
+	case len(d.served) == 0:
+		d.storage = storage[0]
+		d.add(Finding{Check: CheckVersions, Severity: SeverityError, Message: "no version is served",
+			Cause: "nothing can be read or written", Fix: d.patch("/spec/versions/0/served", "true")})
+	default:
+		d.storage = storage[0]
+		d.ok(CheckVersions, "served %s, storage %s", strings.Join(d.served, ", "), d.storage)
+	}
+
+	var bad []string
+	for _, c := range crd.Status.Conditions {
+		switch {
+		case (c.Type == apiextensionsv1.Established || c.Type == apiextensionsv1.NamesAccepted) && c.Status != apiextensionsv1.ConditionTrue:
+			bad = append(bad, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+		case c.Type == apiextensionsv1.NonStructuralSchema && c.Status == apiextensionsv1.ConditionTrue:
+			d.add(Finding{Check: CheckConditions, Severity: SeverityWarning, Message: "NonStructuralSchema: " + c.Message,
+				Cause: "a non-structural schema is not pruned or defaulted", Fix: "make every version's schema structural (hubspoke check --crd crd.yaml names the fields)"})
+		}
+	}
+	if !isTrue(crd, apiextensionsv1.Established) && len(bad) == 0 {
+		bad = append(bad, "Established is not set")
+	}
+	if len(bad) > 0 {
+		d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: strings.Join(bad, "; "),
+			Cause: "the API server does not serve the CRD's resources until it is Established with its names accepted",
+			Fix:   "kubectl get crd " + d.name + " -o jsonpath='{.status.conditions}'   # fix the conflict the message names (often another CRD with the same names)"})
+	} else if d.r.Find(CheckConditions) == nil {
+		d.ok(CheckConditions, "Established, NamesAccepted")
+	}
+
+	// storedVersions against the versions defined now and, with a planned
+	// CRD, the versions about to be defined.
+	stored := crd.Status.StoredVersions
+	var missing []string
+	for _, v := range stored {
+		if !defined[v] {
+			missing = append(missing, v)
+		}
+	}
+	plannedMissing, err := d.plannedMissing(stored)
+	switch {
+	case err != nil:
+		d.add(Finding{Check: CheckStoredVersions, Severity: SeverityError, Message: "the planned CRD does not parse: " + err.Error(), Fix: "fix the file given with -f"})
+	case len(missing) > 0:
+		d.add(Finding{Check: CheckStoredVersions, Severity: SeverityError,
+			Message: fmt.Sprintf("status.storedVersions %v holds %v, which spec.versions no longer defines", stored, missing),
+			Cause:   "objects may still be stored in etcd at " + strings.Join(missing, ", ") + " and can no longer be decoded",
+			Fix:     fmt.Sprintf("add %s back to spec.versions (served: false), then: hubspoke migrate %s", strings.Join(missing, ", "), d.name)})
+	case len(plannedMissing) > 0:
+		d.add(Finding{Check: CheckStoredVersions, Severity: SeverityError,
+			Message: fmt.Sprintf("the planned CRD removes %v, which status.storedVersions %v still holds", plannedMissing, stored),
+			Cause:   fmt.Sprintf("objects may still be stored at %s; the API server will refuse the CRD (status.storedVersions[..]: Invalid value: %q: missing from spec.versions)", strings.Join(plannedMissing, ", "), plannedMissing[0]),
+			Fix:     fmt.Sprintf("hubspoke migrate %s   # rewrites every object at %s and prunes storedVersions; then apply the planned CRD", d.name, d.storage)})
+	case len(stored) > 1:
+		d.add(Finding{Check: CheckStoredVersions, Severity: SeverityWarning,
+			Message: fmt.Sprintf("status.storedVersions %v: objects may be stored at versions other than %s", stored, d.storage),
+			Cause:   "those versions cannot be removed from spec.versions until a storage migration",
+			Fix:     "hubspoke migrate " + d.name})
+	default:
+		d.ok(CheckStoredVersions, "status.storedVersions %v", stored)
+	}
+}
+
+// plannedMissing returns the stored versions the planned CRD drops.
+func (d *diagnosis) plannedMissing(stored []string) ([]string, error) {
+	if len(d.o.Planned) == 0 {
+		return nil, nil
+	}
+	var planned apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(d.o.Planned, &planned); err != nil {
+		return nil, err
+	}
+	if planned.Name != "" && planned.Name != d.name {
+		return nil, fmt.Errorf("it is CRD %s, not %s", planned.Name, d.name)
+	}
+	var out []string
+	for _, v := range stored {
+		if !slices.ContainsFunc(planned.Spec.Versions, func(pv apiextensionsv1.CustomResourceDefinitionVersion) bool { return pv.Name == v }) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func (d *diagnosis) checkReviewVersions(vs []string) {
+	for _, v := range vs {
+		if v == "v1" || v == "v1beta1" {
+			d.review = v
+			break
+		}
+	}
+	switch {
+	case d.review == "":
+		d.add(Finding{Check: CheckReviewVersions, Severity: SeverityError, Message: fmt.Sprintf("conversionReviewVersions %v has neither v1 nor v1beta1", vs),
+			Cause: "the API server fails every conversion: no supported conversion review versions",
+			Fix:   d.patch("/spec/conversion/webhook/conversionReviewVersions", `["v1","v1beta1"]`)})
+	case !slices.Contains(vs, "v1"):
+		d.add(Finding{Check: CheckReviewVersions, Severity: SeverityWarning, Message: fmt.Sprintf("conversionReviewVersions %v lacks v1: the API server sends apiextensions.k8s.io/v1beta1 reviews", vs),
+			Cause: "webhooks built on current libraries (controller-runtime, or any decoding v1 only) reject or misanswer v1beta1 reviews",
+			Fix:   d.patch("/spec/conversion/webhook/conversionReviewVersions", `["v1","v1beta1"]`)})
+	case d.review != "v1":
+		d.add(Finding{Check: CheckReviewVersions, Severity: SeverityWarning, Message: fmt.Sprintf("conversionReviewVersions %v: v1beta1 comes first, so the API server sends v1beta1", vs),
+			Fix: d.patch("/spec/conversion/webhook/conversionReviewVersions", `["v1","v1beta1"]`)})
+	default:
+		d.ok(CheckReviewVersions, "%v: the API server sends %s reviews", vs, d.review)
+	}
+}
+
+func (d *diagnosis) checkCABundle(bundle []byte) {
+	if len(bytes.TrimSpace(bundle)) == 0 {
+		sev := SeverityWarning
+		cause := "the API server verifies the webhook with its system roots: fine for a public CA at a URL, never for a cluster-internal certificate"
+		if d.svcName != "" {
+			sev = SeverityError
+			cause = "the API server verifies the webhook with its system roots, which hold no cluster-internal CA: every conversion fails with x509: certificate signed by unknown authority"
+		}
+		d.add(Finding{Check: CheckCABundle, Severity: sev, Message: "clientConfig.caBundle is empty", Cause: cause,
+			Fix: d.caBundleFix()})
+		return
+	}
+	pool := x509.NewCertPool()
+	rest := bundle
+	var subjects []string
+	for {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			d.add(Finding{Check: CheckCABundle, Severity: SeverityError, Message: "caBundle holds a certificate that does not parse: " + err.Error(), Fix: d.caBundleFix()})
+			return
+		}
+		pool.AddCert(c)
+		d.caCerts = append(d.caCerts, c)
+		subjects = append(subjects, c.Subject.String())
+	}
+	if len(d.caCerts) == 0 {
+		d.add(Finding{Check: CheckCABundle, Severity: SeverityError, Message: "caBundle holds no PEM certificate", Cause: "the API server trusts nothing for this webhook", Fix: d.caBundleFix()})
+		return
+	}
+	d.caPool = pool
+	now := d.o.Now()
+	for _, c := range d.caCerts {
+		if now.After(c.NotAfter) {
+			d.add(Finding{Check: CheckCABundle, Severity: SeverityWarning, Message: fmt.Sprintf("caBundle CA %q expired at %s", c.Subject, c.NotAfter.UTC().Format("2006-01-02 15:04")),
+				Cause: "a certificate chained to an expired CA fails verification", Fix: "rotate the CA (new CA added next to the old, then the serving certificate, then the old CA removed): docs/production.md"})
+			return
+		}
+	}
+	d.ok(CheckCABundle, "caBundle: %d CA(s): %s", len(d.caCerts), strings.Join(subjects, "; "))
+}
+
+func (d *diagnosis) caBundleFix() string {
+	return fmt.Sprintf(`kubectl patch crd %s --type=merge -p "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"caBundle\":\"$(base64 -w0 ca.crt)\"}}}}}"   # ca.crt: the CA that signed the webhook's serving certificate`, d.name)
+}
+
+// patch is a kubectl JSON patch replacing one path of the CRD.
+func (d *diagnosis) patch(path, value string) string {
+	return fmt.Sprintf(`kubectl patch crd %s --type=json -p '[{"op":"replace","path":"%s","value":%s}]'`, d.name, path, value)
+}
+
+func isTrue(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == t {
+			return c.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}

@@ -1,0 +1,547 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/doctor"
+	"github.com/hubspoke/hubspoke/explain"
+	"github.com/hubspoke/hubspoke/internal/cli"
+	"github.com/hubspoke/hubspoke/review"
+	"github.com/hubspoke/hubspoke/sandbox"
+)
+
+// doctorNS holds the Services of the doctor tests' webhooks.
+const doctorNS = "doctor"
+
+// A broken set-up: a Widget CRD in a group of its own, a webhook behind a
+// Service of the sandbox (real TLS, reached by the API server through the
+// Service's EndpointSlice), objects stored, and one thing broken.
+type brokenSetup struct {
+	name string
+	// check is the check doctor must name first ("" for a healthy set-up);
+	// want are substrings of that finding (message, cause or fix).
+	check string
+	want  []string
+	// setup breaks something; it runs before the CRD is installed.
+	setup func(t *testing.T, s *setupState)
+	// after runs once objects exist (e.g. to mark the endpoint not ready
+	// or stop the webhook).
+	after func(t *testing.T, s *setupState)
+	// cli also runs `hubspoke doctor` as a user would, from outside the
+	// pod network, and expects its first error to be this check ("" with
+	// check "": exit 0).
+	cli string
+	// confirm is the explanation of the API server's own error in the live
+	// conversion check ("" when conversions through the API server work;
+	// alternatives separated by |).
+	confirm string
+}
+
+// setupState is what a set-up is made of; setup functions change it.
+type setupState struct {
+	group, service string
+	crd            *apiextensionsv1.CustomResourceDefinition
+	ca, otherCA    authority
+	cert           func(podIP string) tls.Certificate // the serving certificate, once the pod IP is known
+	handler        http.Handler
+	review         *reviewTap // wraps handler when set
+	planned        []byte
+	storedAt       string   // the version objects are written through (default: storage)
+	endpoint       endpoint // the webhook's endpoint of its Service (Service set-ups)
+	podAddr        string   // where the API server reaches the webhook
+	server         *http.Server
+	listener       net.Listener
+}
+
+// endpoint is the sandbox's handle on one endpoint of a Service.
+type endpoint interface {
+	Remove(ctx context.Context) error
+	SetReady(ctx context.Context, ready bool) error
+}
+
+// exposer puts a set-up's webhook where the API server reaches it: it sets
+// the CRD's clientConfig, s.podAddr and s.endpoint, and returns the
+// address the serving certificate is for when it names one (a pod IP).
+type exposer func(t *testing.T, s *setupState) (podIP string)
+
+// exposeURL is clientConfig.url: https://127.0.0.1:PORT/convert, which
+// the API server dials directly, as do doctor and a user's terminal.
+func exposeURL(t *testing.T, s *setupState) string {
+	u := "https://" + s.listener.Addr().String() + "/convert"
+	cc := s.crd.Spec.Conversion.Webhook.ClientConfig
+	cc.Service, cc.URL = nil, &u
+	s.podAddr = s.listener.Addr().String()
+	return "127.0.0.1"
+}
+
+func TestDoctorDiagnosesBrokenURLSetups(t *testing.T) {
+	runSetups(t, exposeURL, []brokenSetup{
+		{name: "url healthy", check: "", cli: ""},
+		{name: "url caBundle of another CA", confirm: "x509-unknown-authority", check: doctor.CheckCertChain, cli: doctor.CheckCertChain,
+			want: []string{`issuer "CN=doctor webhook CA"`, `"CN=another CA"`, "base64 -w0 ca.crt"},
+			setup: func(t *testing.T, s *setupState) {
+				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.pem
+			}},
+		{name: "url certificate for another address only", confirm: "x509-wrong-name", check: doctor.CheckCertNames, cli: doctor.CheckCertNames,
+			want: []string{"(10.244.0.99) do not include 127.0.0.1"},
+			setup: func(t *testing.T, s *setupState) {
+				s.cert = func(string) tls.Certificate {
+					return issue(t, s.ca, nil, []net.IP{net.ParseIP("10.244.0.99")}, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour))
+				}
+			}},
+		{name: "url expired certificate", confirm: "x509-expired", check: doctor.CheckCertExpiry, cli: doctor.CheckCertExpiry,
+			want: []string{"the serving certificate expired at", "renew"},
+			setup: func(t *testing.T, s *setupState) {
+				s.cert = func(string) tls.Certificate {
+					return issue(t, s.ca, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(-72*time.Hour), time.Now().Add(-time.Hour))
+				}
+			}},
+		{name: "url one-way webhook", confirm: "conversion-webhook-failed", check: doctor.CheckLive, cli: doctor.CheckLive,
+			want: []string{"Conversions to v1alpha1 (from v1) fail while conversions from v1alpha1 succeed", "both directions"},
+			setup: func(t *testing.T, s *setupState) {
+				s.review = &reviewTap{refuseTo: s.group + "/v1alpha1"}
+			}},
+		{name: "url wrong uid in responses", confirm: "response-uid-mismatch", check: doctor.CheckLive, cli: doctor.CheckLive,
+			want: []string{"expected response.uid=", "Set response.uid to the uid of the request"},
+			setup: func(t *testing.T, s *setupState) {
+				s.review = &reviewTap{uid: "00000000-0000-0000-0000-000000000000"}
+			}},
+		{name: "url conversionReviewVersions without v1", confirm: "webhook-bad-request", check: doctor.CheckReviewVersions, cli: doctor.CheckReviewVersions,
+			want: []string{"lacks v1", `"value":["v1","v1beta1"]`, "fails them"},
+			setup: func(t *testing.T, s *setupState) {
+				s.crd.Spec.Conversion.Webhook.ConversionReviewVersions = []string{"v1beta1"}
+				s.review = &reviewTap{onlyV1: true}
+			}},
+		{name: "url storedVersions holds a version the next CRD drops", check: doctor.CheckStoredVersions,
+			want:  []string{"the planned CRD removes [v1alpha1], which status.storedVersions [v1alpha1 v1] still holds", "hubspoke migrate widgets.svc-"},
+			setup: plannedDropsV1alpha1},
+		{name: "url webhook down", confirm: "connection-refused", check: doctor.CheckReachable, cli: doctor.CheckReachable,
+			want: []string{"connection refused", "nothing listens at the URL's host and port: the webhook process is down"},
+			after: func(t *testing.T, s *setupState) {
+				s.server.Close()
+			}},
+	})
+}
+
+// plannedDropsV1alpha1: objects were written while v1alpha1 was the
+// storage version; v1 is storage now; the next revision drops v1alpha1.
+func plannedDropsV1alpha1(t *testing.T, s *setupState) {
+	s.storedAt = "v1alpha1"
+	next := s.crd.DeepCopy()
+	next.Spec.Versions = next.Spec.Versions[1:]
+	data, err := yaml.Marshal(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.planned = data
+}
+
+// runSetups diagnoses each set-up (in parallel) and checks the first
+// cause, the explanation of the API server's own error and, when asked,
+// what `hubspoke doctor` says from a terminal.
+func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
+	for _, bs := range setups {
+		t.Run(bs.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSetupState(t, bs)
+			if bs.setup != nil {
+				bs.setup(t, s)
+			}
+			s.install(t, expose)
+			if bs.after != nil {
+				bs.after(t, s)
+			}
+			report := s.diagnose(t)
+			var text bytes.Buffer
+			if err := report.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s\n%s", bs.name, text.String())
+			first := report.Cause()
+			if bs.check == "" {
+				if first != nil {
+					t.Fatalf("healthy set-up: doctor found %s", first.Check)
+				}
+			} else {
+				if first == nil {
+					t.Fatalf("no error found; want %s first", bs.check)
+				}
+				if first.Check != bs.check {
+					t.Fatalf("first error is %s, want %s", first.Check, bs.check)
+				}
+				all := first.Message + "\n" + first.Cause + "\n" + first.Fix
+				for _, w := range bs.want {
+					if !strings.Contains(all, w) {
+						t.Errorf("the first error lacks %q", w)
+					}
+				}
+			}
+			live := report.Find(doctor.CheckLive)
+			switch {
+			case bs.confirm == "" && live.Severity == doctor.SeverityError:
+				t.Errorf("conversions through the API server fail: %s", live.Message)
+			case bs.confirm != "" && (live.Explanation == nil || !slices.Contains(strings.Split(bs.confirm, "|"), live.Explanation.ID)):
+				t.Errorf("the API server's error is explained as %+v, want %s: %s", live.Explanation, bs.confirm, live.Message)
+			}
+			if bs.cli != "" || bs.check == "" {
+				s.runCLI(t, bs.cli)
+			}
+		})
+	}
+}
+
+// The API server's own refusal of a CRD that drops a stored version, as
+// kubectl shows it, is explained with the check doctor confirms it with.
+func TestExplainKubectlStoredVersionRefusal(t *testing.T) {
+	s := newSetupState(t, brokenSetup{name: "kubectl refusal"})
+	s.storedAt = "v1alpha1"
+	s.install(t, exposeURL)
+	next := s.crd.DeepCopy()
+	next.Spec.Versions = next.Spec.Versions[1:]
+	next.ResourceVersion = ""
+	data, err := yaml.Marshal(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "next.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("kubectl", "--kubeconfig", sb.KubeconfigPath(), "apply", "--server-side", "--force-conflicts", "-f", file)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("kubectl apply of a CRD without a stored version succeeded:\n%s", out)
+	}
+	xs := explain.Explain(string(out))
+	if len(xs) == 0 || xs[0].ID != "stored-version-removed" || xs[0].Check != doctor.CheckStoredVersions {
+		t.Fatalf("explain(%q) = %v, want stored-version-removed first", out, xs)
+	}
+	if xs[0].Fields["version"] != "v1alpha1" {
+		t.Errorf("version %q, want v1alpha1", xs[0].Fields["version"])
+	}
+	if got := explain.CRDName(string(out)); got != s.crd.Name {
+		t.Errorf("CRDName(%q) = %q, want %q", out, got, s.crd.Name)
+	}
+}
+
+// shortName makes a DNS label of a set-up's name: "url wrong uid in
+// responses" -> "url-wrong-uid".
+func shortName(name string) string {
+	words := strings.Fields(strings.ToLower(name))
+	if len(words) > 3 {
+		words = words[:3]
+	}
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		for _, r := range w {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+var setupSeq struct {
+	sync.Mutex
+	n int
+}
+
+func newSetupState(t *testing.T, bs brokenSetup) *setupState {
+	t.Helper()
+	short := shortName(bs.name)
+	if short == "" {
+		setupSeq.Lock()
+		setupSeq.n++
+		short = fmt.Sprintf("s%d", setupSeq.n)
+		setupSeq.Unlock()
+	}
+	s := &setupState{group: "svc-" + short + ".doctor.example.com", service: "svc-" + short + "-webhook"}
+	s.ca = newAuthority(t, "doctor webhook CA")
+	s.otherCA = newAuthority(t, "another CA")
+	s.cert = func(string) tls.Certificate {
+		return issue(t, s.ca, []string{s.service + "." + doctorNS + ".svc", s.service + "." + doctorNS + ".svc.cluster.local", "localhost"},
+			[]net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour))
+	}
+	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Spec.Group = s.group
+	crd.Name = "widgets." + s.group
+	cc := crd.Spec.Conversion.Webhook.ClientConfig
+	cc.Service.Namespace, cc.Service.Name = doctorNS, s.service
+	cc.CABundle = s.ca.pem
+	s.crd = crd
+	data, err := os.ReadFile("../../examples/widget/conversion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte("example.com"), []byte(s.group))
+	conv, err := rules.Load("conversion.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.handler, err = review.NewHandler(review.Options{Converters: []review.Converter{conv}, Registerer: prometheus.NewRegistry()}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// install serves the webhook behind its Service, installs the CRD and
+// writes two objects.
+func (s *setupState) install(t *testing.T, expose exposer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var err error
+	if s.listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	var certMu sync.Mutex
+	var cert *tls.Certificate
+	h := s.handler
+	if s.review != nil {
+		s.review.next = h
+		h = s.review
+	}
+	s.server = &http.Server{Handler: h, ErrorLog: quietLog(), TLSConfig: &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		certMu.Lock()
+		defer certMu.Unlock()
+		if cert == nil {
+			return nil, fmt.Errorf("no certificate yet")
+		}
+		return cert, nil
+	}}}
+	go s.server.ServeTLS(s.listener, "", "")
+	t.Cleanup(func() { s.server.Close() })
+	c := s.cert(expose(t, s))
+	certMu.Lock()
+	cert = &c
+	certMu.Unlock()
+
+	crd := s.crd.DeepCopy()
+	if s.storedAt != "" && s.storedAt != "v1" {
+		// v1alpha1 is the storage version while the objects are written.
+		crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = true, false
+	}
+	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.DeleteCRD(context.Background(), crd.Name) })
+	storedAt := orString(s.storedAt, "v1")
+	for i := range 2 {
+		spec := map[string]any{"size": int64(i + 1)}
+		if storedAt == "v1alpha1" {
+			spec = map[string]any{"replicas": int64(i + 1)}
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": s.group + "/" + storedAt, "kind": "Widget",
+			"metadata": map[string]any{"name": fmt.Sprintf("w%d", i), "namespace": ns}, "spec": spec}}
+		gvr := schema.GroupVersionResource{Group: s.group, Version: storedAt, Resource: "widgets"}
+		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", obj.GetName(), err)
+		}
+	}
+	if storedAt != "v1" {
+		if _, err := sb.InstallCRD(ctx, s.crd); err != nil { // v1 storage again
+			t.Fatal(err)
+		}
+	}
+}
+
+// diagnose runs doctor as from inside the cluster: the pod network is
+// reachable (the test dials each pod IP's loopback listener).
+func (s *setupState) diagnose(t *testing.T) *doctor.Report {
+	t.Helper()
+	clients, err := doctor.NewClients(sb.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	podAddr, local := s.podAddr, s.listener.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	report, err := doctor.Run(ctx, clients, s.crd.Name, doctor.Options{Planned: s.planned, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != podAddr {
+			return nil, fmt.Errorf("dial tcp %s: no route to host (not this set-up's pod)", addr)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, local)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}
+
+// runCLI runs `hubspoke doctor` with the sandbox's kubeconfig, as from a
+// user's terminal (outside the pod network), and checks its exit status
+// and first error.
+func (s *setupState) runCLI(t *testing.T, want string) {
+	t.Helper()
+	args := []string{"doctor", "--kubeconfig", sb.KubeconfigPath(), "--dial-timeout", "500ms", "-o", "json", s.crd.Name}
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	var got struct {
+		Cause *doctor.Finding `json:"cause"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("hubspoke %s: exit %d, output not JSON: %v\n%s%s", strings.Join(args, " "), code, err, stdout.String(), stderr.String())
+	}
+	switch {
+	case want == "" && (code != 0 || got.Cause != nil):
+		t.Errorf("hubspoke doctor on a healthy set-up: exit %d, cause %+v\n%s", code, got.Cause, stderr.String())
+	case want != "" && (code != 1 || got.Cause == nil || got.Cause.Check != want):
+		t.Errorf("hubspoke doctor: exit %d, cause %+v; want exit 1 and %s\n%s", code, got.Cause, want, stderr.String())
+	}
+}
+
+// reviewTap breaks a correct webhook's answers in one way.
+type reviewTap struct {
+	next     http.Handler
+	refuseTo string // fail reviews whose desiredAPIVersion is this
+	uid      string // answer with this uid
+	onlyV1   bool   // refuse apiextensions.k8s.io/v1beta1 reviews
+}
+
+func (r *reviewTap) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var in struct {
+		APIVersion string `json:"apiVersion"`
+		Request    struct {
+			UID               string `json:"uid"`
+			DesiredAPIVersion string `json:"desiredAPIVersion"`
+		} `json:"request"`
+	}
+	_ = json.Unmarshal(body, &in)
+	switch {
+	case r.onlyV1 && in.APIVersion != "apiextensions.k8s.io/v1":
+		http.Error(w, "this webhook reads apiextensions.k8s.io/v1 ConversionReviews only", http.StatusBadRequest)
+		return
+	case r.refuseTo != "" && in.Request.DesiredAPIVersion == r.refuseTo:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"apiVersion":%q,"kind":"ConversionReview","response":{"uid":%q,"result":{"status":"Failure","message":"no conversion to %s"}}}`,
+			in.APIVersion, in.Request.UID, r.refuseTo)
+		return
+	}
+	rec := &recorder{header: http.Header{}}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	r.next.ServeHTTP(rec, req)
+	out := rec.body.Bytes()
+	if r.uid != "" {
+		out = bytes.Replace(out, []byte(`"uid":"`+in.Request.UID+`"`), []byte(`"uid":"`+r.uid+`"`), 1)
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.code())
+	w.Write(out)
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(code int)        { r.status = code }
+func (r *recorder) code() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+// --- certificates ---
+
+type authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newAuthority(t *testing.T, name string) authority {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-96 * time.Hour), NotAfter: time.Now().Add(2 * 365 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authority{cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+func issue(t *testing.T, ca authority, names []string, ips []net.IP, notBefore, notAfter time.Time) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "doctor webhook"},
+		DNSNames: names, IPAddresses: ips, NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func orString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
