@@ -269,3 +269,12 @@ func (n *network) caBundle(namespace, name string) ([]byte, bool) {
 	ca, ok := n.cas[[2]string{namespace, name}]
 	return ca, ok && len(ca) > 0
 }
+
+// PodNetworkProxy returns the URL of the sandbox's pod network, an HTTP
+// CONNECT proxy (unix://PATH), for clients outside the API server that
+// need to reach a pod address as from inside a cluster — for example
+// `hubspoke doctor --pod-network-proxy`. Only registered pod addresses
+// answer; nothing it is asked for is dialled beyond loopback.
+func (s *Sandbox) PodNetworkProxy() string {
+	return "unix://" + s.net.ln.Addr().String()
+}

@@ -17,6 +17,7 @@ type doctorOptions struct {
 	certFile      string
 	dialTimeout   time.Duration
 	expiryWarning time.Duration
+	podProxy      string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -59,6 +60,7 @@ operational error (cluster unreachable, access denied).`,
 	f.StringVarP(&o.planned, "filename", "f", "", "the CRD about to be applied: check its versions against the live status.storedVersions")
 	f.StringVar(&o.certFile, "cert-file", "", "the webhook's serving certificate (PEM), when no endpoint is reachable from here")
 	f.DurationVar(&o.dialTimeout, "dial-timeout", 3*time.Second, "time to connect to an endpoint")
+	f.StringVar(&o.podProxy, "pod-network-proxy", "", "reach endpoints through this HTTP CONNECT proxy into the pod network (unix:///PATH or http://HOST:PORT; the sandbox's is printed by `hubspoke sandbox`)")
 	f.DurationVar(&o.expiryWarning, "expiry-warning", 30*24*time.Hour, "warn when the serving certificate expires sooner")
 	return cmd
 }
@@ -69,6 +71,11 @@ func (o *doctorOptions) run(cmd *cobra.Command, name string) error {
 	}
 	opts := doctor.Options{DialTimeout: o.dialTimeout, ExpiryWarning: o.expiryWarning}
 	var err error
+	if o.podProxy != "" {
+		if opts.Dial, err = doctor.ConnectDialer(o.podProxy); err != nil {
+			return usageError{err}
+		}
+	}
 	if o.planned != "" {
 		if opts.Planned, err = os.ReadFile(o.planned); err != nil {
 			return usageError{err}

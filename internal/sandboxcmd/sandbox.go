@@ -169,6 +169,7 @@ func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
 	}()
 
 	fmt.Fprintf(out, "api server: %s (data in %s)\n", sb.URL(), sb.DataDir())
+	fmt.Fprintf(out, "pod network: %s (an HTTP CONNECT proxy: hubspoke doctor --pod-network-proxy)\n", sb.PodNetworkProxy())
 	if len(convs) > 0 {
 		stopWebhook, err := serveWebhook(sb, out, o, convs)
 		if err != nil {

@@ -407,11 +407,13 @@ func (s *setupState) diagnose(t *testing.T) *doctor.Report {
 }
 
 // runCLI runs `hubspoke doctor` with the sandbox's kubeconfig, as from a
-// user's terminal (outside the pod network), and checks its exit status
+// user's terminal with a proxy into the pod network, and checks its exit status
 // and first error.
 func (s *setupState) runCLI(t *testing.T, want string) {
 	t.Helper()
-	args := []string{"doctor", "--kubeconfig", sb.KubeconfigPath(), "--dial-timeout", "500ms", "-o", "json", s.crd.Name}
+	// The pod network is reached through the sandbox's proxy: a dial to a
+	// pod address from here must never leave loopback.
+	args := []string{"doctor", "--kubeconfig", sb.KubeconfigPath(), "--dial-timeout", "500ms", "--pod-network-proxy", sb.PodNetworkProxy(), "-o", "json", s.crd.Name}
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	var got struct {
