@@ -4,11 +4,11 @@ GO ?= go
 .PHONY: test lint race bench demo build sandbox-assets
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
-## path, the race detector on the server packages, and the demo exactly as
+## path, the race detector on the server and migrate packages, and the demo exactly as
 ## the README runs it. The sandbox's binaries are built first, outside any
 ## test's timeout.
 test: lint sandbox-assets
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
 	$(GO) test -race ./review/... ./server/... ./migrate/...
 	$(GO) run ./cmd/hubspoke demo
