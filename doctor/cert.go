@@ -169,12 +169,21 @@ func (d *diagnosis) checkCertificate() {
 	d.certOK = chainOK && namesOK && timeOK
 }
 
+// dial connects to the webhook as the API server would: a URL's host
+// directly, a Service's endpoint through the pod network.
+func (d *diagnosis) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d.url != "" {
+		return d.o.Dial(ctx, network, addr)
+	}
+	return d.o.PodDial(ctx, network, addr)
+}
+
 // handshake dials addr with TLS, verifying nothing, and returns the chain
 // the server presents.
 func (d *diagnosis) handshake(addr string) ([]*x509.Certificate, error) {
 	ctx, cancel := context.WithTimeout(d.ctx, d.o.DialTimeout)
 	defer cancel()
-	raw, err := d.o.Dial(ctx, "tcp", addr)
+	raw, err := d.dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

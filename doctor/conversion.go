@@ -206,7 +206,7 @@ func (d *diagnosis) checkDirect() {
 		note = " (certificate not verified: see the certificate checks)"
 	}
 	target := d.dialled
-	dial := d.o.Dial
+	dial := d.dial
 	transport := &http.Transport{TLSClientConfig: tlsConfig, DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return dial(ctx, network, target)
 	}}

@@ -217,8 +217,13 @@ type Options struct {
 	// ServingCert is the webhook's serving certificate (PEM), used when no
 	// endpoint can be dialled from here (e.g. pod IPs outside the cluster).
 	ServingCert []byte
-	// Dial connects to an endpoint (default: a net.Dialer).
+	// Dial connects to a clientConfig.url's host (default: a net.Dialer),
+	// as the API server does through its egress "controlplane" context.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// PodDial connects to a Service's endpoint, a pod address, as the API
+	// server does through its egress "cluster" context (default: Dial).
+	// ConnectDialer makes one that reaches the pod network through a proxy.
+	PodDial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// DialTimeout bounds each connection attempt (default 3s).
 	DialTimeout time.Duration
 	// ReviewTimeout bounds each direct ConversionReview (default 10s).
@@ -249,6 +254,9 @@ func (o *Options) defaults() {
 	}
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{}).DialContext
+	}
+	if o.PodDial == nil {
+		o.PodDial = o.Dial
 	}
 }
 

@@ -148,12 +148,19 @@ func (w *world) run(t *testing.T) *doctor.Report {
 		dyn.PrependReactor("*", "widgets", w.reactor)
 	}
 	c := doctor.Clients{Kube: fake.NewClientset(kubeObjs...), Extensions: apiextfake.NewClientset(w.crd), Dynamic: dyn}
-	opts := doctor.Options{Planned: w.planned, DialTimeout: time.Second, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr == net.JoinHostPort(podIP, fmt.Sprint(podPort)) || addr == "webhook.example.com:8443" {
-			addr = real
+	// A URL's host is dialled directly, a pod address through the pod
+	// network: each dialer knows only its own addresses.
+	only := func(known string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != known {
+				return nil, fmt.Errorf("test: %s dialled through the wrong network (this one reaches %s only)", addr, known)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, real)
 		}
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	}
+	opts := doctor.Options{Planned: w.planned, DialTimeout: time.Second,
+		Dial:    only("webhook.example.com:8443"),
+		PodDial: only(net.JoinHostPort(podIP, fmt.Sprint(podPort)))}
 	if w.configure != nil {
 		w.configure(&opts)
 	}
@@ -226,7 +233,7 @@ func TestDoctorFirstCause(t *testing.T) {
 		}, doctor.CheckCertNames, []string{"do not include webhook.example.com", "DNS SANs webhook.example.com"}},
 		{"endpoint unreachable from here, certificate from --cert-file", func(t *testing.T, w *world) {
 			w.configure = func(o *doctor.Options) {
-				o.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				o.PodDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 					return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("i/o timeout")}
 				}
 				o.ServingCert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf(t, w.ca, []string{"localhost"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)).Certificate[0]})

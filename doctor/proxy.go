@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
+	"syscall"
 	"time"
 )
 
-// ConnectDialer returns a Dial function (for Options.Dial) that reaches
+// ConnectDialer returns a dial function (for Options.PodDial) that reaches
 // endpoints through an HTTP CONNECT proxy into the cluster's pod network:
 // unix:///path/to.sock (the sandbox's, see sandbox.PodNetworkProxy) or
 // http://HOST:PORT (a proxy such as one reached with kubectl port-forward).
@@ -48,7 +50,12 @@ func ConnectDialer(proxy string) (func(ctx context.Context, network, addr string
 		}
 		if resp.StatusCode != http.StatusOK {
 			c.Close()
-			return nil, fmt.Errorf("proxy error from %s while dialing %s, code %d: %s", proxy, addr, resp.StatusCode, resp.Status)
+			err := fmt.Errorf("proxy error from %s while dialing %s, code %d: %s", proxy, addr, resp.StatusCode, resp.Status)
+			if resp.StatusCode == http.StatusBadGateway && strings.Contains(resp.Status, "connection refused") {
+				// The pod refused: say so as a direct dial would.
+				err = refusedError{err}
+			}
+			return nil, err
 		}
 		if br.Buffered() > 0 {
 			c.Close()
@@ -58,3 +65,11 @@ func ConnectDialer(proxy string) (func(ctx context.Context, network, addr string
 		return c, nil
 	}, nil
 }
+
+// refusedError is a proxy's report that the pod refused the connection;
+// errors.Is(err, syscall.ECONNREFUSED) holds for it.
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string { return e.err.Error() }
+
+func (e refusedError) Is(target error) bool { return target == syscall.ECONNREFUSED }

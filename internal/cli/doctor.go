@@ -60,7 +60,7 @@ operational error (cluster unreachable, access denied).`,
 	f.StringVarP(&o.planned, "filename", "f", "", "the CRD about to be applied: check its versions against the live status.storedVersions")
 	f.StringVar(&o.certFile, "cert-file", "", "the webhook's serving certificate (PEM), when no endpoint is reachable from here")
 	f.DurationVar(&o.dialTimeout, "dial-timeout", 3*time.Second, "time to connect to an endpoint")
-	f.StringVar(&o.podProxy, "pod-network-proxy", "", "reach endpoints through this HTTP CONNECT proxy into the pod network (unix:///PATH or http://HOST:PORT; the sandbox's is printed by `hubspoke sandbox`)")
+	f.StringVar(&o.podProxy, "pod-network-proxy", "", "reach a Service's endpoints (pod addresses) through this HTTP CONNECT proxy into the pod network (unix:///PATH or http://HOST:PORT; the sandbox's is printed by `hubspoke sandbox`); a clientConfig.url is dialled directly, as the API server does")
 	f.DurationVar(&o.expiryWarning, "expiry-warning", 30*24*time.Hour, "warn when the serving certificate expires sooner")
 	return cmd
 }
@@ -72,7 +72,7 @@ func (o *doctorOptions) run(cmd *cobra.Command, name string) error {
 	opts := doctor.Options{DialTimeout: o.dialTimeout, ExpiryWarning: o.expiryWarning}
 	var err error
 	if o.podProxy != "" {
-		if opts.Dial, err = doctor.ConnectDialer(o.podProxy); err != nil {
+		if opts.PodDial, err = doctor.ConnectDialer(o.podProxy); err != nil {
 			return usageError{err}
 		}
 	}
