@@ -8,14 +8,21 @@ package testcert
 import (
 	"net"
 	"testing"
+	"time"
 
 	"github.com/hubspoke/hubspoke/pki"
 )
 
-// CA returns a new CA named name, valid as pki.NewCA makes it by default.
+// CABackdate is how long before now a CA from [CA] is valid: long enough
+// that the certificates a test backdates (expired ones among them) lie
+// within its validity, as a real CA is older than what it signed.
+const CABackdate = 30 * 24 * time.Hour
+
+// CA returns a new CA named name, valid from CABackdate ago for
+// pki.DefaultCAValidity.
 func CA(t testing.TB, name string) *pki.CA {
 	t.Helper()
-	ca, err := pki.NewCA(pki.CAOptions{CommonName: name})
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: name, NotBefore: time.Now().Add(-CABackdate)})
 	if err != nil {
 		t.Fatal(err)
 	}

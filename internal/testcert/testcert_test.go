@@ -43,6 +43,11 @@ func TestIssue(t *testing.T) {
 	if ca.Cert.Subject.CommonName != "test CA" {
 		t.Errorf("CA named %q", ca.Cert.Subject.CommonName)
 	}
+	// Expired two days ago: it chains to the CA within its own window.
+	expired := testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{"x"}, NotBefore: time.Now().Add(-72 * time.Hour), NotAfter: time.Now().Add(-48 * time.Hour)})
+	if err := pki.Verify([]*x509.Certificate{expired.Cert}, []*x509.Certificate{ca.Cert}, "x", expired.Cert.NotBefore.Add(time.Second)); err != nil {
+		t.Errorf("expired certificate within its window: %v", err)
+	}
 	// Not yet valid: from an hour on, for an hour.
 	notBefore := time.Now().Add(time.Hour).Truncate(time.Second)
 	kp := testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{"widgets.default.svc"}, NotBefore: notBefore, NotAfter: notBefore.Add(time.Hour)})
