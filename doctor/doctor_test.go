@@ -211,6 +211,10 @@ func TestDoctorFirstCause(t *testing.T) {
 			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is after 2026-12-02T21:00:00Z`)
 		}, doctor.CheckCertExpiry, []string{"expired at"}},
+		{"certificate not yet valid", func(t *testing.T, w *world) {
+			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(24 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour)}).TLSCertificate()
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is before 2026-12-03T22:00:00Z`)
+		}, doctor.CheckCertExpiry, []string{"not valid before"}},
 		{"webhook down", func(t *testing.T, w *world) {
 			w.down = true
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
