@@ -83,7 +83,7 @@ func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
 			return nil
 		}
 		if it.obj.find(dst) >= 0 {
-			s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
+			s, d := o.ptrBase()+"/"+EscapePointerToken(src), o.ptrBase()+"/"+EscapePointerToken(dst)
 			return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
 				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
 		}
