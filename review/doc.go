@@ -14,6 +14,17 @@
 // internal/jsonscan, whose policy is the API server's decoder: valid UTF-8,
 // numbers within float64, nesting within 10000 levels.
 //
+// Each byte of an object is read once. The body's stop bits are computed
+// once, for the envelope decoder and the engine alike. In a review in the
+// API server's field order whose objects all go to a *convert.Converter,
+// each object is converted where it lies in the body as the decoder
+// reaches it (convert's ConvertAt): the engine validates it, finds its end
+// and reports its head as read and as written, and the self-check compares
+// the two heads. Any other review, or one in which an object fails, is
+// answered by the general path, which reports exactly what is wrong: the
+// decoder skips over each object to find its end and head, then each is
+// converted (a failing review costs up to twice a successful one).
+//
 // Memory: a request body is read into a buffer that grows with the bytes
 // that arrive (at most four times what has arrived, never past the
 // declared Content-Length or Options.MaxRequestBytes), so a request that
