@@ -219,7 +219,14 @@ func lastMember(o *objNode, k string) int {
 	last := -1
 	for i := range o.members {
 		m := &o.members[i]
-		if !m.deleted && keyIs(m.rawKey, k) {
+		if m.deleted {
+			continue
+		}
+		if m.plain {
+			if len(m.rawKey) == len(k)+2 && string(m.rawKey[1:len(m.rawKey)-1]) == k {
+				last = i
+			}
+		} else if keyIs(m.rawKey, k) {
 			last = i
 		}
 	}

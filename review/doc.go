@@ -29,11 +29,11 @@
 // that arrive (at most four times what has arrived, never past the
 // declared Content-Length or Options.MaxRequestBytes), so a request that
 // declares a large length and sends little costs little. Per-request
-// state is pooled; a pooled state keeps at most 16 MiB of body, 16 MiB of
-// response, 16384 object entries (about 4 MiB) and the stop bits of 1 MiB
-// (128 KiB) for each of its two scanners, about 36 MiB, and the pool
-// holds about one state per request served at once (sync.Pool frees idle
-// ones over two garbage collections). A review of 10,000 Widgets (32 MB)
+// state is pooled; a pooled state keeps at most 16 MiB of body and its
+// stop bits (2 MiB), 16 MiB of response, 16384 object entries (about 4
+// MiB) and the stop bits of a 1 MiB converted object (128 KiB), about 38
+// MiB, and the pool holds about one state per request served at once
+// (sync.Pool frees idle ones over two garbage collections). A review of 10,000 Widgets (32 MB)
 // peaks under three times its size.
 //
 // Status codes: 200 for every ConversionReview, including failed

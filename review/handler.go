@@ -185,8 +185,9 @@ type versionCount struct {
 }
 
 // Bounds on what a pooled request state keeps for the next request (see
-// the package doc): buffers up to maxPooled bytes, up to maxPooledObjects
-// object entries, stop bits of up to 1 MiB (jsonscan.MaxPooledMarks).
+// the package doc): buffers up to maxPooled bytes and the body's stop
+// bits (maxPooled/8 bytes), up to maxPooledObjects object entries, the
+// stop bits of converted objects of up to 1 MiB (jsonscan.MaxPooledMarks).
 // Larger ones serve their request and are dropped.
 const (
 	maxPooled        = 16 << 20
@@ -203,7 +204,7 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.rv.objects) > maxPooledObjects {
 		wk.rv.objects = nil
 	}
-	wk.scan.Trim()
+	wk.scan.TrimTo(maxPooled / 64) // the marks of a pooled body
 	wk.outScan.Trim()
 	// Drop references into the body; keep atHead's own memory.
 	wk.inHead = apirules.Head{}

@@ -113,9 +113,14 @@ func (s *Scanner) Reset(d []byte) {
 }
 
 // Trim drops the document and any memory above the pooling bounds.
-func (s *Scanner) Trim() {
+func (s *Scanner) Trim() { s.TrimTo(MaxPooledMarks) }
+
+// TrimTo is Trim keeping up to maxMarks words of stop bits (the marks of
+// a document of 64*maxMarks bytes), for a pool that bounds its documents
+// otherwise.
+func (s *Scanner) TrimTo(maxMarks int) {
 	s.Data = nil
-	if cap(s.Marks) > MaxPooledMarks {
+	if cap(s.Marks) > maxMarks {
 		s.Marks = nil
 	}
 	if cap(s.Stack) > 1<<10 {
