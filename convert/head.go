@@ -67,9 +67,10 @@ func (c *Converter) ConvertAt(dst []byte, s *jsonscan.Scanner, i int, to string,
 		return dst, end, &Error{Index: -1, To: to, Err: err}
 	}
 	if root.obj != nil {
-		in.APIVersion = stringIn(root.obj, "apiVersion")
-		in.Kind = stringIn(root.obj, "kind")
-		if k := lastMember(root.obj, "metadata"); k >= 0 && p.meta == nil {
+		av, kind, k := headMembers(root.obj)
+		in.APIVersion = stringAt(root.obj, av)
+		in.Kind = stringAt(root.obj, kind)
+		if k >= 0 && p.meta == nil {
 			// On the trie (a rule reads annotations): read from the tree.
 			md := root.obj.members[k].val
 			p.meta = md.raw
@@ -100,9 +101,9 @@ func (c *Converter) ConvertAt(dst []byte, s *jsonscan.Scanner, i int, to string,
 // from md, a metadata object expanded as it was read.
 func metaFromTree(h *apirules.Head, md *objNode) {
 	h.Metadata, h.MetadataNotObject = true, false
-	h.Name = stringIn(md, "name")
-	h.Namespace = stringIn(md, "namespace")
-	h.UID = stringIn(md, "uid")
+	h.Name = stringAt(md, lastMember(md, "name"))
+	h.Namespace = stringAt(md, lastMember(md, "namespace"))
+	h.UID = stringAt(md, lastMember(md, "uid"))
 	h.Labels, h.Annotations = nil, nil
 	if i := lastMember(md, "labels"); i >= 0 && !md.members[i].val.isNull() {
 		h.Labels = md.members[i].val.raw
@@ -112,11 +113,10 @@ func metaFromTree(h *apirules.Head, md *objNode) {
 	}
 }
 
-// stringIn returns the decoded string of the last member k of o, a part
-// of o's bytes when it holds no escape; nil when it is absent or not a
-// string, never nil when it is one.
-func stringIn(o *objNode, k string) []byte {
-	i := lastMember(o, k)
+// stringAt returns the decoded string of the member i of o, a part of
+// o's bytes when it holds no escape; nil when i is -1 or the value is not
+// a string, never nil when it is one.
+func stringAt(o *objNode, i int) []byte {
 	if i < 0 {
 		return nil
 	}
@@ -137,12 +137,12 @@ func stringIn(o *objNode, k string) []byte {
 // metadata fields are in's.
 func (o *Object) head(h, in *apirules.Head, inMeta []byte) error {
 	root := o.root.obj
-	h.APIVersion = stringMember(h.APIVersion, root, "apiVersion")
-	h.Kind = stringMember(h.Kind, root, "kind")
+	av, kind, i := headMembers(root)
+	h.APIVersion = stringMember(h.APIVersion, root, av)
+	h.Kind = stringMember(h.Kind, root, kind)
 	name, ns, uid, labels, ann := h.Name, h.Namespace, h.UID, h.Labels, h.Annotations
 	h.Metadata, h.MetadataNotObject = false, false
 	h.Name, h.Namespace, h.UID, h.Labels, h.Annotations = nil, nil, nil, nil, nil
-	i := lastMember(root, "metadata")
 	if i < 0 {
 		return nil
 	}
@@ -214,6 +214,31 @@ func (p *parser) offsetIn(b []byte) (int, bool) {
 	return off, true
 }
 
+// headMembers returns the indexes of the last live members apiVersion,
+// kind and metadata of o, -1 for those absent, in one pass.
+func headMembers(o *objNode) (av, kind, md int) {
+	av, kind, md = -1, -1, -1
+	for i := range o.members {
+		m := &o.members[i]
+		if m.deleted {
+			continue
+		}
+		k := m.rawKey[1 : len(m.rawKey)-1]
+		if !m.plain {
+			k = []byte(decodeKey(m.rawKey))
+		}
+		switch string(k) {
+		case "apiVersion":
+			av = i
+		case "kind":
+			kind = i
+		case "metadata":
+			md = i
+		}
+	}
+	return av, kind, md
+}
+
 // lastMember returns the index of the last live member k of o, or -1.
 func lastMember(o *objNode, k string) int {
 	last := -1
@@ -234,10 +259,9 @@ func lastMember(o *objNode, k string) int {
 }
 
 // stringMember returns, copied into dst's memory, the decoded string of
-// the last member k of o; nil when it is absent or not a string, never nil
-// when it is one.
-func stringMember(dst []byte, o *objNode, k string) []byte {
-	i := lastMember(o, k)
+// the member i of o; nil when i is -1 or the value is not a string, never
+// nil when it is one.
+func stringMember(dst []byte, o *objNode, i int) []byte {
 	if i < 0 {
 		return nil
 	}
