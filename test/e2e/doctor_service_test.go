@@ -36,6 +36,7 @@ func exposeService(t *testing.T, s *setupState) string {
 // in a cluster: the Service, its port, its endpoints, the certificate's
 // names against the Service's DNS name.
 func TestDoctorDiagnosesBrokenServiceSetups(t *testing.T) {
+	t.Parallel() // its own groups and namespaces; waits mostly on timeouts
 	runSetups(t, exposeService, []brokenSetup{
 		{name: "service healthy", check: ""},
 		{name: "wrong Service name", confirm: "service-not-found", check: doctor.CheckService, cli: doctor.CheckService,

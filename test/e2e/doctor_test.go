@@ -101,6 +101,7 @@ func exposeURL(t *testing.T, s *setupState) string {
 }
 
 func TestDoctorDiagnosesBrokenURLSetups(t *testing.T) {
+	t.Parallel() // its own groups; waits mostly on timeouts
 	runSetups(t, exposeURL, []brokenSetup{
 		{name: "url healthy", check: "", cli: ""},
 		{name: "url caBundle of another CA", confirm: "x509-unknown-authority", check: doctor.CheckCertChain, cli: doctor.CheckCertChain,

@@ -69,6 +69,10 @@ const (
 // exit and a cold start reading the volume -- which an in-process server
 // would skip.
 func TestHA(t *testing.T) {
+	// Its own group, namespace and processes; mostly waiting (drains,
+	// restarts, the API server picking up a caBundle), so it runs beside
+	// the other parallel tests, after the sequential ones.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	h := newHA(t, ctx)

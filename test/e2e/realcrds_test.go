@@ -28,6 +28,7 @@ import (
 // must be the fixture's (a field the API server defaults from the schema
 // may be added).
 func TestRealCRDFixtures(t *testing.T) {
+	t.Parallel() // the real projects' groups, used by no other test
 	for _, ex := range []string{"kubebuilder-cronjob", "cert-manager-certificate", "cluster-api-ipaddressclaim"} {
 		t.Run(ex, func(t *testing.T) {
 			dir := filepath.Join("../../examples", ex)
