@@ -28,6 +28,7 @@ type parser struct {
 	pos   int
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
+	items []node   // items of lists being scanned, moved to the arena when done
 	kinds []byte   // open containers of jsonscan's Value
 	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
@@ -69,16 +70,26 @@ func (p *parser) parseDocument(t *trie) (node, error) {
 }
 
 // value scans one value at p.pos. When t is non-nil and the value is an
-// object, it is expanded (its members recorded, children on t expanded too).
+// object, it is expanded (its members recorded, children on t expanded too);
+// a list is expanded when t has a trie for its items.
 func (p *parser) value(t *trie) (node, error) {
 	d := p.data
 	start := p.pos
-	if t != nil && p.pos < len(d) && d[p.pos] == '{' {
-		o, err := p.object(t)
-		if err != nil {
-			return node{}, err
+	if t != nil && p.pos < len(d) {
+		switch {
+		case d[p.pos] == '{':
+			o, err := p.object(t)
+			if err != nil {
+				return node{}, err
+			}
+			return node{raw: d[start:p.pos], obj: o}, nil
+		case d[p.pos] == '[' && t.items != nil:
+			l, err := p.array(t.items)
+			if err != nil {
+				return node{}, err
+			}
+			return node{raw: d[start:p.pos], list: l}, nil
 		}
-		return node{raw: d[start:p.pos], obj: o}, nil
 	}
 	s := p.scanner()
 	end, err := s.Value(p.pos, p.depth)
@@ -140,18 +151,43 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 		p.pos++
 		p.skipSpace()
 		ct := t.child(rawKey)
-		if ct != nil {
+		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
 			for i := base; i < len(p.stack); i++ {
-				if rawKeysEqual(p.stack[i].rawKey, rawKey) {
+				m := &p.stack[i]
+				if plain && m.plain && string(m.rawKey) != string(rawKey) {
+					continue // keys without escapes are equal only as bytes
+				}
+				if rawKeysEqual(m.rawKey, rawKey) {
 					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", rawKey), Off: ks}
 				}
 			}
 		}
-		v, err := p.value(ct)
-		if err != nil {
-			return nil, err
+		// The value: a string or any value off the trie is checked here,
+		// with the object's scanner and mark cache (most members of an
+		// object are such values); what the trie expands, by value.
+		var v node
+		vs := p.pos
+		switch {
+		case p.pos < len(d) && d[p.pos] == '"':
+			if j := mc.StringEnd(d, p.marks, vs); j > 0 {
+				p.pos = j
+			} else if p.pos, _, err = s.String(vs); err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:p.pos]
+		case ct == nil || p.pos >= len(d) || d[p.pos] != '{' && (d[p.pos] != '[' || ct.items == nil):
+			p.pos, err = s.Value(vs, p.depth)
+			p.kinds = s.Stack
+			if err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:p.pos]
+		default:
+			if v, err = p.value(ct); err != nil {
+				return nil, err
+			}
 		}
 		p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
 		p.skipSpace()
@@ -164,6 +200,13 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 			p.skipSpace()
 		case '}':
 			p.pos++
+			if t.values != nil {
+				// Every value is on the trie: check the keys at once
+				// (by a map when there are many), not each against all.
+				if k, dup := duplicateKey(p.stack[base:]); dup {
+					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", k), Off: cap(d) - cap(k)}
+				}
+			}
 			o := p.st.newObj(p.stack[base:])
 			p.stack = p.stack[:base]
 			return o, nil
@@ -171,6 +214,72 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 			return nil, p.fail(fmt.Sprintf("invalid character %q after object key:value pair", d[p.pos]))
 		}
 	}
+}
+
+// array scans a list at p.pos, recording its items, each read on t (an
+// object expanded, a list with items on t expanded too).
+func (p *parser) array(t *trie) (*listNode, error) {
+	p.depth++
+	if p.depth > jsonscan.MaxDepth {
+		s := p.scanner()
+		_, err := s.Array(p.pos, p.depth, nil) // the depth error, where it is
+		p.depth--
+		return nil, err
+	}
+	l, err := p.arrayBody(t)
+	p.depth--
+	return l, err
+}
+
+func (p *parser) arrayBody(t *trie) (*listNode, error) {
+	base := len(p.items)
+	d := p.data
+	p.pos++ // '['
+	p.skipSpace()
+	if p.pos < len(d) && d[p.pos] == ']' {
+		p.pos++
+		return p.st.newList(nil), nil
+	}
+	for {
+		it, err := p.item(t)
+		if err != nil {
+			return nil, err
+		}
+		p.items = append(p.items, it)
+		p.skipSpace()
+		if p.pos >= len(d) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		switch d[p.pos] {
+		case ',':
+			p.pos++
+			p.skipSpace()
+		case ']':
+			p.pos++
+			l := p.st.newList(p.items[base:])
+			p.items = p.items[:base]
+			return l, nil
+		default:
+			return nil, p.fail(fmt.Sprintf("invalid character %q after array element", d[p.pos]))
+		}
+	}
+}
+
+// item scans one item of a list on t. An object item is refused if it
+// holds a key twice: a rule runs on the item as a whole, and a rule
+// reading one copy would pass the other through.
+func (p *parser) item(t *trie) (node, error) {
+	start := p.pos
+	it, err := p.value(t)
+	if err != nil {
+		return node{}, err
+	}
+	if it.obj != nil {
+		if k, dup := duplicateKey(it.obj.members); dup {
+			return node{}, &syntaxError{Msg: fmt.Sprintf("duplicate key %s in an object a rule changes", k), Off: start}
+		}
+	}
+	return it, nil
 }
 
 // rawKeysEqual reports whether two quoted keys decode to the same string.

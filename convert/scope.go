@@ -51,17 +51,14 @@ func scoped(inner Rule, at Path) Rule {
 
 func (r *scopedRule) String() string { return r.inner.String() }
 
-// paths are the objects the scanner expands: those leading to the first
-// list or map, and what the inner rule reads outside the items (the
-// annotations).
+// paths are what the scanner expands: the lists and maps of the scope, and
+// in their items what the inner rule reads (its paths, through the
+// selectors), so that each walks items the scan read, and what the inner
+// rule reads outside the items (the annotations).
 func (r *scopedRule) paths() []Path {
 	out := []Path{{segs: r.scope[0].segs}}
 	if pr, ok := r.inner.(pathRule); ok {
-		for _, p := range pr.paths() {
-			if !p.inner {
-				out = append(out, p)
-			}
-		}
+		out = append(out, pr.paths()...)
 	}
 	return out
 }
@@ -73,6 +70,9 @@ func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub) }
 // in place: it marks the item object modified, which is how each sees it
 // changed.
 func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
+	q := quoteKey(dst)
+	q = q[:len(q):len(q)]
+	plain := bytes.IndexByte(q, '\\') < 0
 	return func(o *Object) error {
 		it := &o.root.obj.members[0].val
 		if ok, err := o.st.expand(it); err != nil || !ok {
@@ -88,8 +88,7 @@ func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
 				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
 		}
 		m := &it.obj.members[i]
-		m.rawKey = o.st.quote(dst)
-		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
+		m.rawKey, m.plain = q, plain
 		it.obj.modified = true
 		return nil
 	}
@@ -155,16 +154,17 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 		}
 		return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a list%s", describe(*n), hint))
 	}
-	items, err := o.st.elementsTo(o.st.itemList(depth), n.raw, &itemTrie)
-	o.st.lists[depth] = items[:0]
-	if err != nil {
+	// The items as the scan read them (or, for a list a rule made,
+	// read now), changed in place.
+	if _, err := o.st.expandList(n, &itemTrie); err != nil {
 		return r.fail(o.pointer(at), err)
 	}
+	l := n.list
 	changed := false
-	for i := range items {
+	for i := range l.items {
 		sub.item.index = i
 		if st.sel.kind != selItems {
-			keyRaw, match, err := selectItem(o, &items[i], st.sel)
+			keyRaw, match, err := selectItem(o, &l.items[i], st.sel)
 			if err != nil {
 				return r.fail(sub.ptrBase(), err)
 			}
@@ -173,28 +173,19 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 			}
 			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
-		v, ch, err := r.item(sub, depth, apply, items[i])
+		v, ch, err := r.item(sub, depth, apply, l.items[i])
 		if err != nil {
 			return err
 		}
 		if ch {
-			items[i], changed = v, true
+			l.items[i], changed = v, true
 		}
 	}
 	if !changed {
 		return nil
 	}
-	start := len(o.st.scratch)
-	o.st.scratch = append(o.st.scratch, '[')
-	for i := range items {
-		if i > 0 {
-			o.st.scratch = append(o.st.scratch, ',')
-		}
-		o.st.scratch = items[i].write(o.st.scratch)
-	}
-	o.st.scratch = append(o.st.scratch, ']')
-	list := o.st.scratch[start:len(o.st.scratch):len(o.st.scratch)]
-	if err := o.set(at, node{raw: list}); err != nil {
+	l.modified = true
+	if err := o.markPath(at); err != nil {
 		return r.fail(o.pointer(at), err)
 	}
 	return nil
@@ -212,14 +203,14 @@ func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it 
 		return node{}, false, r.fail(sub.ptrBase(), fmt.Errorf("the rule removed the item itself"))
 	}
 	v := m.val
-	changed := v.obj != nil && v.obj.modified || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
+	changed := v.changed() || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
 	return v, changed, nil
 }
 
 var itemKeyQuoted = []byte(`"` + itemKey + `"`)
 
-// itemTrie expands the items of a list while it is split: a rule on the
-// items reads inside them.
+// itemTrie expands the items of a list a rule made (the scan expands those
+// of the object on the rules' trie): a rule on the items reads inside them.
 var itemTrie trie
 
 // selectItem reads the list-map key of an item: its value as JSON (one

@@ -12,10 +12,25 @@ import (
 
 // node is one JSON value. raw holds its bytes: a span of the input, or bytes
 // a rule produced. obj is set when the value is an object that was expanded
-// because a rule (or a Go function) looks inside it.
+// because a rule (or a Go function) looks inside it; list when it is a list
+// whose items a rule works on (see trie.items).
 type node struct {
-	raw []byte
-	obj *objNode
+	raw  []byte
+	obj  *objNode
+	list *listNode
+}
+
+// listNode is an expanded list. Until modified is set, writing it copies
+// raw unchanged.
+type listNode struct {
+	items    []node
+	modified bool
+}
+
+// changed reports whether n was changed in place since it was read: then
+// raw is stale and only write (or Object.rawOf) gives its JSON.
+func (n *node) changed() bool {
+	return n.obj != nil && n.obj.modified || n.list != nil && n.list.modified
 }
 
 // objNode is an expanded object. Until modified is set, writing it copies
@@ -101,8 +116,17 @@ func (o *objNode) live() int {
 // trie holds the paths the rules look at; objects on it are expanded while
 // the document is scanned. Tries are small (a few keys a level), so the
 // children are a slice scanned with a byte comparison of the quoted key.
+//
+// A path through lists and maps continues below its selectors: items is
+// the trie of the items of a list on the path ([*], [key=*], [key=value]),
+// values that of every value of a map (.*). A list with items is expanded
+// in the same scan, its items read on items, so that a rule on every item
+// walks them once, reading what the scan recorded, and never scans their
+// bytes again.
 type trie struct {
 	children []trieChild
+	items    *trie
+	values   *trie
 }
 
 type trieChild struct {
@@ -111,6 +135,8 @@ type trieChild struct {
 	t      *trie
 }
 
+// child returns the trie of the member rawKey: its own, else that of every
+// value of a map (values), else nil.
 func (t *trie) child(rawKey []byte) *trie {
 	if t == nil {
 		return nil
@@ -121,7 +147,7 @@ func (t *trie) child(rawKey []byte) *trie {
 		}
 	}
 	if bytes.IndexByte(rawKey, '\\') < 0 {
-		return nil
+		return t.values
 	}
 	// An escaped spelling of a key ("\u0073pec") is still that key.
 	k := decodeKey(rawKey)
@@ -130,11 +156,32 @@ func (t *trie) child(rawKey []byte) *trie {
 			return t.children[i].t
 		}
 	}
-	return nil
+	return t.values
 }
 
+// add puts p on the trie, through its selectors: the keys to each list or
+// map, then its items or values, then the keys inside them.
 func (t *trie) add(p Path) {
-	for _, seg := range p.segs {
+	for _, st := range p.scope {
+		t = t.addSegs(st.segs)
+		next := &t.items
+		if st.sel.kind == selValues {
+			next = &t.values
+		}
+		if *next == nil {
+			*next = &trie{}
+		}
+		t = *next
+	}
+	segs := p.segs
+	if p.inner {
+		segs = segs[1:] // itemKey: the item itself
+	}
+	t.addSegs(segs)
+}
+
+func (t *trie) addSegs(segs []string) *trie {
+	for _, seg := range segs {
 		var c *trie
 		for i := range t.children {
 			if t.children[i].key == seg {
@@ -147,6 +194,7 @@ func (t *trie) add(p Path) {
 		}
 		t = c
 	}
+	return t
 }
 
 // state is the scratch memory of one conversion, pooled so that steady-state
@@ -156,14 +204,15 @@ type state struct {
 	obj     Object
 	objs    []objNode
 	members []member
+	lists   []listNode
+	items   []node
 	scratch []byte
 	// marks is stop-bit memory for parsers of values inside the
 	// conversion (see subParser).
 	marks []uint64
-	// subs and lists are, for each depth of nested selectors, the item
-	// object and the list items a scoped rule works with.
+	// subs and roots are, for each depth of nested selectors, the item
+	// object a scoped rule works with and its root.
 	subs  []*Object
-	lists [][]node
 	roots []*objNode
 }
 
@@ -185,14 +234,6 @@ func (s *state) subObject(d int) *Object {
 		s.subs = append(s.subs, &Object{})
 	}
 	return s.subs[d]
-}
-
-// itemList returns the spare item slice of nesting depth d.
-func (s *state) itemList(d int) []node {
-	for len(s.lists) <= d {
-		s.lists = append(s.lists, nil)
-	}
-	return s.lists[d][:0]
 }
 
 // subParser returns a parser for data, a value inside the conversion (an
@@ -217,7 +258,7 @@ func (s *state) done(p *parser) {
 const maxPooledMarks = jsonscan.MaxPooledMarks
 
 var statePool = sync.Pool{New: func() any {
-	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}
+	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256), lists: make([]listNode, 0, 8), items: make([]node, 0, 64)}
 	s.p.st = s
 	return s
 }}
@@ -228,17 +269,17 @@ func putState(s *state) {
 	// Drop references into the caller's buffers before pooling.
 	clear(s.objs)
 	clear(s.members)
+	clear(s.lists)
+	clear(s.items)
 	clear(s.p.stack)
+	clear(s.p.items[:cap(s.p.items)])
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
+	s.lists, s.items, s.p.items = s.lists[:0], s.items[:0], s.p.items[:0]
 	for _, o := range s.subs {
 		*o = Object{}
 	}
 	for _, o := range s.roots {
 		clear(o.members[:cap(o.members)])
-	}
-	for i := range s.lists {
-		clear(s.lists[i][:cap(s.lists[i])])
-		s.lists[i] = s.lists[i][:0]
 	}
 	s.p.data = nil
 	s.obj = Object{}
@@ -277,6 +318,49 @@ func (s *state) newObj(ms []member) *objNode {
 	return o
 }
 
+// newList returns a listNode holding a copy of items, from the arena when
+// there is room; like newObj, without spare capacity.
+func (s *state) newList(items []node) *listNode {
+	if len(s.lists) == cap(s.lists) {
+		s.lists = make([]listNode, 0, max(8, 2*cap(s.lists)))
+	}
+	s.lists = s.lists[:len(s.lists)+1]
+	l := &s.lists[len(s.lists)-1]
+	if len(items) == 0 {
+		l.items = nil
+		return l
+	}
+	if len(s.items)+len(items) > cap(s.items) {
+		s.items = make([]node, 0, max(2*cap(s.items), 2*len(items)))
+	}
+	b := len(s.items)
+	s.items = append(s.items, items...)
+	l.items = s.items[b:len(s.items):len(s.items)]
+	return l
+}
+
+// expandList makes n, a list, an expanded one (its items read on t), as
+// the scan makes the lists on a rule's path. It reports false for any
+// other value.
+func (s *state) expandList(n *node, t *trie) (bool, error) {
+	if n.list != nil {
+		return true, nil
+	}
+	if n.kind() != '[' {
+		return false, nil
+	}
+	p, sub := s.listParser(n.raw)
+	l, err := p.array(t)
+	if sub {
+		s.done(&p)
+	}
+	if err != nil {
+		return false, err
+	}
+	n.list = l
+	return true, nil
+}
+
 // bytes returns b copied into the conversion's scratch memory.
 func (s *state) keep(b []byte) []byte {
 	start := len(s.scratch)
@@ -289,7 +373,7 @@ func (s *state) quote(k string) []byte {
 	start := len(s.scratch)
 	plain := true
 	for i := 0; i < len(k); i++ {
-		if c := k[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte(k[i]) {
 			plain = false
 			break
 		}
@@ -361,6 +445,16 @@ func duplicateKey(ms []member) ([]byte, bool) {
 
 // write appends the JSON of n to dst.
 func (n *node) write(dst []byte) []byte {
+	if n.list != nil && n.list.modified {
+		dst = append(dst, '[')
+		for i := range n.list.items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = n.list.items[i].write(dst)
+		}
+		return append(dst, ']')
+	}
 	if n.obj == nil || !n.obj.modified {
 		return append(dst, n.raw...)
 	}

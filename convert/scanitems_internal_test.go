@@ -1,0 +1,154 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// TestScanExpandsItemsOnRulePaths: the lists and maps on a rule's path
+// through selectors are expanded by the first scan, their items read on
+// the rule's paths, so that a rule on every item never scans them again.
+func TestScanExpandsItemsOnRulePaths(t *testing.T) {
+	tr := &trie{}
+	tr.add(MustPath("spec.ships[*].img").innerPath())
+	tr.add(MustPath("spec.fleets.*.ships[name=a].crew").innerPath())
+	st := getState()
+	defer putState(st)
+	in := `{"spec":{"ships":[{"img":"x","n":{"a":1}}, 2, {"img":"y"}],"fleets":{"f":{"ships":[{"name":"a","crew":{"c":1}}]}}}}`
+	root, err := parseWith(st, []byte(in), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(n node, keys ...string) node {
+		t.Helper()
+		for _, k := range keys {
+			if n.obj == nil {
+				t.Fatalf("not expanded before %q", k)
+			}
+			i := n.obj.find(k)
+			if i < 0 {
+				t.Fatalf("no key %q", k)
+			}
+			n = n.obj.members[i].val
+		}
+		return n
+	}
+	ships := at(root, "spec", "ships")
+	if ships.list == nil || len(ships.list.items) != 3 {
+		t.Fatalf("spec.ships not expanded by the scan: %+v", ships.list)
+	}
+	if ships.list.items[0].obj == nil || ships.list.items[2].obj == nil || ships.list.items[1].obj != nil {
+		t.Errorf("items not expanded as objects where they are objects")
+	}
+	if n := at(ships.list.items[0], "n"); n.obj != nil {
+		t.Errorf("a member of an item off the rule's path was expanded")
+	}
+	inner := at(root, "spec", "fleets", "f", "ships")
+	if inner.list == nil || at(inner.list.items[0], "crew").obj == nil {
+		t.Errorf("items under a map's values not expanded along the rule's path")
+	}
+}
+
+// stripSelectors returns a copy of t without the tries below selectors:
+// the scan then leaves lists and map values as they are, and the rules
+// expand them when they reach them.
+func stripSelectors(t *trie) *trie {
+	c := &trie{}
+	for _, ch := range t.children {
+		c.children = append(c.children, trieChild{quoted: ch.quoted, key: ch.key, t: stripSelectors(ch.t)})
+	}
+	return c
+}
+
+// TestItemsReadByTheScanAreLazyItems: a conversion whose lists were
+// expanded by the first scan gives the same bytes and the same errors as
+// one that expands them when a rule reaches them.
+func TestItemsReadByTheScanAreLazyItems(t *testing.T) {
+	must := func(r Rule, err error) Rule {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	pat, err := ParsePattern("{a} {b}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []Rule{
+		must(Rename(MustPath("spec.items[*].img"), MustPath("spec.items[*].image"))),
+		must(Rename(MustPath("spec.items[name=*].x.y"), MustPath("spec.items[name=*].z"))),
+		must(Enum(MustPath("spec.items[name=a].mode"), MustPath("spec.items[name=a].mode"), map[string]string{"Fast": "Performance", "Slow": "Economy"})),
+		must(HubOnly(MustPath("spec.items[name=*].paused"), nil)),
+		must(Scale(MustPath("spec.backends.*.weight"), MustPath("spec.backends.*.weight"), 100, 0)),
+		must(Rename(MustPath("spec.groups[*].members[*].img"), MustPath("spec.groups[*].members[*].image"))),
+		must(Split(MustPath("spec.groups[*].when"), MustPath("spec.groups[*].when"), pat, nil, OtherwiseKeep)),
+		must(Duration(MustPath("spec.items[*].ttl"), MustPath("spec.items[*].ttl"), time.Second, RoundReject)),
+		must(ListToItem(MustPath("spec.items"), MustPath("spec.item"), OtherwiseKeep)),
+	}
+	eager, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy := *eager
+	lazy.trie = stripSelectors(eager.trie)
+	sp := rapid.SampledFrom([]string{"", " ", "\n  "})
+	scalar := rapid.SampledFrom([]string{`1`, `-2`, `"a"`, `"b"`, `null`, `true`, `"Fast"`, `"Slow"`, `"Performance"`, `"1 2"`, `"30s"`, `30`, `1.5`})
+	// Keys are distinct (a key written twice is refused by the scan, not
+	// by the rule, so the messages differ).
+	key := rapid.SampledFrom([]string{"name", "img", "image", "mode", "paused", "x", "y", "z", "ttl", "weight", "when", "members", `"\u006fther"`})
+	var value func(t *rapid.T, depth int) string
+	value = func(t *rapid.T, depth int) string {
+		// Mostly lists of objects of objects, as the rules' paths go.
+		k := rapid.IntRange(0, 9).Draw(t, "kind")
+		if depth > 3 || k == 0 {
+			return scalar.Draw(t, "scalar")
+		}
+		var b strings.Builder
+		if depth%2 == 0 && k > 2 || depth%2 == 1 && k == 1 {
+			b.WriteString("[" + sp.Draw(t, "sp"))
+			for i := range rapid.IntRange(0, 3).Draw(t, "n") {
+				if i > 0 {
+					b.WriteString("," + sp.Draw(t, "sp"))
+				}
+				b.WriteString(value(t, depth+1))
+			}
+			b.WriteString(sp.Draw(t, "sp") + "]")
+			return b.String()
+		}
+		b.WriteString("{" + sp.Draw(t, "sp"))
+		for i, k := range rapid.SliceOfNDistinct(key, 0, 4, rapid.ID).Draw(t, "keys") {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			if k[0] != '"' {
+				k = `"` + k + `"`
+			}
+			b.WriteString(k + sp.Draw(t, "sp") + ":" + value(t, depth+1))
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var spec strings.Builder
+		spec.WriteString("{")
+		for i, k := range rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"items", "backends", "groups", "item", "other"}), 0, 4, rapid.ID).Draw(t, "top") {
+			if i > 0 {
+				spec.WriteString(", ")
+			}
+			spec.WriteString(`"` + k + `":` + value(t, 0))
+		}
+		spec.WriteString("}")
+		for _, d := range [][2]string{{"g/v0", "g/v1"}, {"g/v1", "g/v0"}} {
+			in := []byte(`{"apiVersion":"` + d[0] + `","kind":"K","metadata":{"name":"n"},"spec":` + spec.String() + `}`)
+			oe, ee := eager.Convert(nil, in, d[1])
+			ol, el := lazy.Convert(nil, in, d[1])
+			if string(oe) != string(ol) || fmt.Sprint(ee) != fmt.Sprint(el) {
+				t.Fatalf("%s to %s:\nscan %s %v\nlazy %s %v", in, d[1], oe, ee, ol, el)
+			}
+		}
+	})
+}
