@@ -189,7 +189,7 @@ func (o *Object) rawOf(n *node) []byte {
 func (o *Object) lookup(p Path) (*node, error) {
 	cur := &o.root
 	for _, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +212,7 @@ func (o *Object) set(p Path, v node) error {
 	}
 	cur := &o.root
 	for depth, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (o *Object) del(p Path) (node, bool, error) {
 	var visited [16]*objNode
 	objs := visited[:0]
 	for depth, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil || !ok {
 			return node{}, false, err
 		}

@@ -434,7 +434,7 @@ func (c *patternConv) splitSlow(dst []byte, n node) ([]byte, bool, error) {
 
 // join converts the object of the fields back into the string.
 func (c *patternConv) join(dst []byte, n node) ([]byte, bool, error) {
-	if c.fast && n.obj != nil {
+	if c.fast && n.obj != nil && n.obj.t == nil { // all its members
 		if out, exact, ok := c.joinFast(dst, n.obj); ok {
 			return out, exact, nil
 		}

@@ -29,6 +29,7 @@ type parser struct {
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
 	items []node   // items of lists being scanned, moved to the arena when done
+	spans []span   // spans of the members on stack of partial objects
 	kinds []byte   // open containers of jsonscan's Value
 	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
@@ -103,7 +104,11 @@ func (p *parser) value(t *trie) (node, error) {
 
 // object scans an object at p.pos, recording every member; members whose key
 // is on t and whose value is an object are expanded recursively.
-func (p *parser) object(t *trie) (*objNode, error) {
+func (p *parser) object(t *trie) (*objNode, error) { return p.objectOf(t, false) }
+
+// objectOf scans an object at p.pos; partial, it records only the members
+// on t (see objNode).
+func (p *parser) objectOf(t *trie, partial bool) (*objNode, error) {
 	p.depth++
 	if p.depth > jsonscan.MaxDepth {
 		p.depth--
@@ -111,20 +116,24 @@ func (p *parser) object(t *trie) (*objNode, error) {
 		_, err := s.Object(p.pos, p.depth+1, nil) // the depth error, where it is
 		return nil, err
 	}
-	o, err := p.objectBody(t)
+	o, err := p.objectBody(t, partial)
 	p.depth--
 	return o, err
 }
 
-func (p *parser) objectBody(t *trie) (*objNode, error) {
-	base := len(p.stack)
+func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
+	base, sbase, others := len(p.stack), len(p.spans), 0
 	d := p.data
+	start := p.pos
 	s := p.scanner()
 	p.pos++ // '{'
 	p.skipSpace()
 	mc := jsonscan.NewMarkCache()
 	if p.pos < len(d) && d[p.pos] == '}' {
 		p.pos++
+		if partial {
+			return p.st.newPartial(t, nil, nil, 0), nil
+		}
 		return p.st.newObj(nil), nil
 	}
 	for {
@@ -189,7 +198,15 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 				return nil, err
 			}
 		}
-		p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+		switch {
+		case partial && ct == nil:
+			others++ // checked, not held
+		case partial:
+			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+			p.spans = append(p.spans, span{ks - start, p.pos - start})
+		default:
+			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+		}
 		p.skipSpace()
 		if p.pos >= len(d) {
 			return nil, p.fail("unexpected end of JSON input")
@@ -207,7 +224,13 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", k), Off: cap(d) - cap(k)}
 				}
 			}
-			o := p.st.newObj(p.stack[base:])
+			var o *objNode
+			if partial {
+				o = p.st.newPartial(t, p.stack[base:], p.spans[sbase:], others)
+				p.spans = p.spans[:sbase]
+			} else {
+				o = p.st.newObj(p.stack[base:])
+			}
 			p.stack = p.stack[:base]
 			return o, nil
 		default:
@@ -215,6 +238,10 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 		}
 	}
 }
+
+// itemsInFull makes the scan read every member of the items of lists, as
+// it reads objects: the tests' reference for partial items.
+var itemsInFull = false
 
 // array scans a list at p.pos, recording its items, each read on t (an
 // object expanded, a list with items on t expanded too).
@@ -241,9 +268,21 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 		return p.st.newList(nil), nil
 	}
 	for {
-		it, err := p.item(t)
-		if err != nil {
-			return nil, err
+		var it node
+		if p.pos < len(d) && d[p.pos] == '{' {
+			// An object item: partially, only what the rules on the
+			// items read.
+			start := p.pos
+			o, err := p.objectOf(t, !itemsInFull)
+			if err != nil {
+				return nil, err
+			}
+			it = node{raw: d[start:p.pos], obj: o}
+		} else {
+			var err error
+			if it, err = p.value(t); err != nil {
+				return nil, err
+			}
 		}
 		p.items = append(p.items, it)
 		p.skipSpace()

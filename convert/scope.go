@@ -75,7 +75,10 @@ func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
 	plain := bytes.IndexByte(q, '\\') < 0
 	return func(o *Object) error {
 		it := &o.root.obj.members[0].val
-		if ok, err := o.st.expand(it); err != nil || !ok {
+		if ok, err := o.st.expandFor(it, src); err != nil || !ok {
+			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
+		}
+		if _, err := o.st.expandFor(it, dst); err != nil {
 			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
 		}
 		i := it.obj.find(src)
@@ -216,7 +219,7 @@ var itemTrie trie
 // selectItem reads the list-map key of an item: its value as JSON (one
 // spelling for every escape of a string), and whether it matches sel.
 func selectItem(o *Object, it *node, sel selector) ([]byte, bool, error) {
-	if ok, err := o.st.expand(it); err != nil {
+	if ok, err := o.st.expandFor(it, sel.key); err != nil {
 		return nil, false, err
 	} else if !ok {
 		return nil, false, fmt.Errorf("item is %s, not an object with key field %q", describe(*it), sel.key)

@@ -35,9 +35,37 @@ func (n *node) changed() bool {
 
 // objNode is an expanded object. Until modified is set, writing it copies
 // raw unchanged, so whitespace and everything else stay as they came.
+//
+// An item of a list on a rule's path is read partially by the scan: only
+// its members on the trie of the list's items (t) are held, each with
+// where it lies in the item's raw bytes (spans); others counts the members
+// it does not hold. Rules on the items name only members on t; anything
+// that needs every member (expand) first reads the item in full.
+// Writing a changed partial object copies what it does not hold from raw.
 type objNode struct {
 	members  []member
 	modified bool
+	t        *trie  // set for a partial object
+	spans    []span // of members, in raw; new members have none
+	others   int
+}
+
+// span is where a member (key to the end of its value) lies in the raw
+// bytes of its object.
+type span struct{ start, end int }
+
+// covers reports whether find answers for key k: always for a full
+// object, and for a partial one when k is on its trie.
+func (o *objNode) covers(k string) bool {
+	if o.t == nil || o.t.values != nil {
+		return true
+	}
+	for i := range o.t.children {
+		if o.t.children[i].key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // member is one key/value pair; rawKey is the key exactly as written,
@@ -104,7 +132,7 @@ func (o *objNode) find(k string) int {
 
 // live reports the number of members not deleted.
 func (o *objNode) live() int {
-	n := 0
+	n := o.others
 	for i := range o.members {
 		if !o.members[i].deleted {
 			n++
@@ -172,6 +200,9 @@ func (t *trie) add(p Path) {
 			*next = &trie{}
 		}
 		t = *next
+		if st.sel.key != "" {
+			t.addSegs([]string{st.sel.key}) // the list-map key the selector reads
+		}
 	}
 	segs := p.segs
 	if p.inner {
@@ -206,6 +237,7 @@ type state struct {
 	members []member
 	lists   []listNode
 	items   []node
+	spans   []span
 	scratch []byte
 	// marks is stop-bit memory for parsers of values inside the
 	// conversion (see subParser).
@@ -271,6 +303,7 @@ func putState(s *state) {
 	clear(s.members)
 	clear(s.lists)
 	clear(s.items)
+	s.spans = s.spans[:0]
 	clear(s.p.stack)
 	clear(s.p.items[:cap(s.p.items)])
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
@@ -315,6 +348,24 @@ func (s *state) newObj(ms []member) *objNode {
 	b := len(s.members)
 	s.members = append(s.members, ms...)
 	o.members = s.members[b:len(s.members):len(s.members)]
+	return o
+}
+
+// newPartial returns a partial objNode of trie t (see objNode) holding
+// copies of ms and their spans sp.
+func (s *state) newPartial(t *trie, ms []member, sp []span, others int) *objNode {
+	o := s.newObj(ms)
+	if len(sp) > 0 {
+		if len(s.spans)+len(sp) > cap(s.spans) {
+			s.spans = make([]span, 0, max(64, 2*cap(s.spans), 2*len(sp)))
+		}
+		b := len(s.spans)
+		s.spans = append(s.spans, sp...)
+		o.spans = s.spans[b:len(s.spans):len(s.spans)]
+	} else {
+		o.spans = nil
+	}
+	o.t, o.others = t, others
 	return o
 }
 
@@ -388,11 +439,31 @@ func (s *state) quote(k string) []byte {
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
 }
 
-// expand makes n an expanded object if it is an object. It reports false for
-// any other value.
+// expandFor makes n an expanded object that can answer find(k): as
+// expand, but a partial object on whose trie k is stays as it is.
+func (s *state) expandFor(n *node, k string) (bool, error) {
+	if n.obj != nil && n.obj.covers(k) {
+		return true, nil
+	}
+	return s.expand(n)
+}
+
+// expand makes n an expanded object holding all its members, if it is an
+// object (a partial one is read in full). It reports false for any other
+// value.
 func (s *state) expand(n *node) (bool, error) {
 	if n.obj != nil {
-		return true, nil
+		if n.obj.t == nil {
+			return true, nil
+		}
+		// A partial object, as a rule may have changed it, read in full.
+		raw := n.raw
+		if n.obj.modified {
+			start := len(s.scratch)
+			s.scratch = n.write(s.scratch)
+			raw = s.scratch[start:len(s.scratch):len(s.scratch)]
+		}
+		*n = node{raw: raw}
 	}
 	if n.kind() != '{' {
 		return false, nil
@@ -458,6 +529,9 @@ func (n *node) write(dst []byte) []byte {
 	if n.obj == nil || !n.obj.modified {
 		return append(dst, n.raw...)
 	}
+	if n.obj.t != nil {
+		return n.writePartial(dst)
+	}
 	dst = append(dst, '{')
 	first := true
 	for i := range n.obj.members {
@@ -474,4 +548,57 @@ func (n *node) write(dst []byte) []byte {
 		dst = m.val.write(dst)
 	}
 	return append(dst, '}')
+}
+
+// writePartial appends the JSON of n, a changed partial object: the members
+// it holds as they are now, and between them what it does not hold, copied
+// from raw (trimmed of the space and commas around it).
+func (n *node) writePartial(dst []byte) []byte {
+	o, raw := n.obj, n.raw
+	dst = append(dst, '{')
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+	}
+	gap := func(b []byte) {
+		if b = trimGap(b); len(b) > 0 {
+			sep()
+			dst = append(dst, b...)
+		}
+	}
+	pos := 1 // after '{'
+	for i := range o.members {
+		m := &o.members[i]
+		if i < len(o.spans) {
+			gap(raw[pos:o.spans[i].start])
+			pos = o.spans[i].end
+		} else if i == len(o.spans) {
+			gap(raw[pos : len(raw)-1])
+			pos = len(raw) - 1
+		}
+		if m.deleted {
+			continue
+		}
+		sep()
+		dst = append(dst, m.rawKey...)
+		dst = append(dst, ':')
+		dst = m.val.write(dst)
+	}
+	gap(raw[pos : len(raw)-1])
+	return append(dst, '}')
+}
+
+// trimGap trims b, bytes of an object between two members, of the space
+// and commas at its ends.
+func trimGap(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ',' || jsonscan.IsSpace(b[0])) {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ',' || jsonscan.IsSpace(b[len(b)-1])) {
+		b = b[:len(b)-1]
+	}
+	return b
 }
