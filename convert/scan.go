@@ -37,6 +37,12 @@ type parser struct {
 
 func (p *parser) fail(msg string) error { return &syntaxError{Msg: msg, Off: p.pos} }
 
+// failAt is fail at offset i.
+func (p *parser) failAt(i int, msg string) error {
+	p.pos = i
+	return p.fail(msg)
+}
+
 func (p *parser) skipSpace() { p.pos = jsonscan.SkipSpace(p.data, p.pos) }
 
 // reset starts a scan of data, reusing the parser's memory. Its values
@@ -123,50 +129,52 @@ func (p *parser) objectOf(t *trie, partial bool) (*objNode, error) {
 
 func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 	base, sbase, others := len(p.stack), len(p.spans), 0
-	d := p.data
-	start := p.pos
+	d, marks := p.data, p.marks
 	s := p.scanner()
-	p.pos++ // '{'
-	p.skipSpace()
-	mc := jsonscan.NewMarkCache()
-	if p.pos < len(d) && d[p.pos] == '}' {
-		p.pos++
+	start := p.pos
+	// i is the position while scanning: p.pos is set from it before
+	// anything that reads it (errors, value).
+	i := jsonscan.SkipSpace(d, start+1)
+	if i < len(d) && d[i] == '}' {
+		p.pos = i + 1
 		if partial {
 			return p.st.newPartial(t, nil, nil, 0), nil
 		}
 		return p.st.newObj(nil), nil
 	}
+	mc := jsonscan.NewMarkCache()
+	var err error
 	for {
-		if p.pos >= len(d) {
-			return nil, p.fail("unexpected end of JSON input")
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
-		if d[p.pos] != '"' {
-			return nil, p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[p.pos]))
+		if d[i] != '"' {
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 		}
-		ks := p.pos
-		end, plain, err := s.Key(&mc, ks) // plain: no escape before the closing quote
-		p.pos = end
-		if err != nil {
+		ks := i
+		plain := false // no escape, control or non-ASCII byte: equal only as bytes
+		if j := mc.StringEnd(d, marks, i); j > 0 {
+			i, plain = j, true
+		} else if i, _, err = s.String(i); err != nil {
 			return nil, err
 		}
-		rawKey := d[ks:p.pos]
-		p.skipSpace()
-		if p.pos >= len(d) {
-			return nil, p.fail("unexpected end of JSON input")
+		rawKey := d[ks:i]
+		i = jsonscan.SkipSpace(d, i)
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
-		if d[p.pos] != ':' {
-			return nil, p.fail(fmt.Sprintf("invalid character %q after object key", d[p.pos]))
+		if d[i] != ':' {
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key", d[i]))
 		}
-		p.pos++
-		p.skipSpace()
-		ct := t.child(rawKey)
+		i = jsonscan.SkipSpace(d, i+1)
+		ct := t.childKey(rawKey, plain)
 		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
-			for i := base; i < len(p.stack); i++ {
-				m := &p.stack[i]
+			for k := base; k < len(p.stack); k++ {
+				m := &p.stack[k]
 				if plain && m.plain && string(m.rawKey) != string(rawKey) {
-					continue // keys without escapes are equal only as bytes
+					continue
 				}
 				if rawKeysEqual(m.rawKey, rawKey) {
 					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", rawKey), Off: ks}
@@ -177,46 +185,52 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		// with the object's scanner and mark cache (most members of an
 		// object are such values); what the trie expands, by value.
 		var v node
-		vs := p.pos
+		vs := i
 		switch {
-		case p.pos < len(d) && d[p.pos] == '"':
-			if j := mc.StringEnd(d, p.marks, vs); j > 0 {
-				p.pos = j
-			} else if p.pos, _, err = s.String(vs); err != nil {
+		case i < len(d) && d[i] == '"':
+			if j := mc.StringEnd(d, marks, i); j > 0 {
+				i = j
+			} else if i, _, err = s.String(i); err != nil {
 				return nil, err
 			}
-			v.raw = d[vs:p.pos]
-		case ct == nil || p.pos >= len(d) || d[p.pos] != '{' && (d[p.pos] != '[' || ct.items == nil):
-			p.pos, err = s.Value(vs, p.depth)
+			v.raw = d[vs:i]
+		case i < len(d) && (d[i] == '-' || d[i] >= '0' && d[i] <= '9'):
+			if i, err = jsonscan.Number(d, i); err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:i]
+		case ct == nil || i >= len(d) || d[i] != '{' && (d[i] != '[' || ct.items == nil):
+			i, err = s.Value(i, p.depth)
 			p.kinds = s.Stack
 			if err != nil {
 				return nil, err
 			}
-			v.raw = d[vs:p.pos]
+			v.raw = d[vs:i]
 		default:
+			p.pos = i
 			if v, err = p.value(ct); err != nil {
 				return nil, err
 			}
+			i = p.pos
 		}
 		switch {
 		case partial && ct == nil:
 			others++ // checked, not held
 		case partial:
 			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
-			p.spans = append(p.spans, span{ks - start, p.pos - start})
+			p.spans = append(p.spans, span{ks - start, i - start})
 		default:
 			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
 		}
-		p.skipSpace()
-		if p.pos >= len(d) {
-			return nil, p.fail("unexpected end of JSON input")
+		i = jsonscan.SkipSpace(d, i)
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
-		switch d[p.pos] {
+		switch d[i] {
 		case ',':
-			p.pos++
-			p.skipSpace()
+			i = jsonscan.SkipSpace(d, i+1)
 		case '}':
-			p.pos++
+			p.pos = i + 1
 			if t.values != nil {
 				// Every value is on the trie: check the keys at once
 				// (by a map when there are many), not each against all.
@@ -234,7 +248,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			p.stack = p.stack[:base]
 			return o, nil
 		default:
-			return nil, p.fail(fmt.Sprintf("invalid character %q after object key:value pair", d[p.pos]))
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key:value pair", d[i]))
 		}
 	}
 }

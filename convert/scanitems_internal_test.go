@@ -184,3 +184,20 @@ func compactJSON(b []byte) string {
 	}
 	return out.String()
 }
+
+// TestTrieKeysAsWritten: a rule's key holding a byte encoding/json escapes
+// (<, >, &) is found as a document writes it, so the scan refuses it twice.
+func TestTrieKeysAsWritten(t *testing.T) {
+	r, err := Rename(MustPath(`spec["a<b"]`), MustPath("spec.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{r}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"apiVersion":"g/v0","kind":"K","spec":{"a<b":1,"a\u003cb":2}}`
+	if out, err := c.Convert(nil, []byte(in), "g/v1"); err == nil || !strings.Contains(err.Error(), `duplicate key`) {
+		t.Errorf("a key written twice, once escaped, converted: %s %v", out, err)
+	}
+}

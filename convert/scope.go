@@ -22,6 +22,7 @@ type scopedRule struct {
 	// the items themselves, which runs on the items directly: no walk from
 	// the item object's root.
 	rename *[2]string
+	quoted [2][]byte // the rename's keys as JSON
 	// toHub and fromHub are what runs on each item.
 	toHub, fromHub func(*Object) error
 }
@@ -44,7 +45,11 @@ func scoped(inner Rule, at Path) Rule {
 	r.toHub, r.fromHub = inner.ToHub, inner.FromHub
 	if rn, ok := inner.(*renameRule); ok && len(rn.from.segs) == 2 && len(rn.to.segs) == 2 {
 		r.rename = &[2]string{rn.from.segs[1], rn.to.segs[1]}
-		r.toHub, r.fromHub = r.renameItem(r.rename[0], r.rename[1]), r.renameItem(r.rename[1], r.rename[0])
+		for i, k := range r.rename {
+			q := quoteKey(k)
+			r.quoted[i] = q[:len(q):len(q)]
+		}
+		r.toHub, r.fromHub = r.renameItem(0, 1), r.renameItem(1, 0)
 	}
 	return r
 }
@@ -63,42 +68,45 @@ func (r *scopedRule) paths() []Path {
 	return out
 }
 
-func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub) }
-func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub) }
+func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub, 0) }
+func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1) }
 
 // renameItem renames key src of an item to dst, as the rename rule would,
 // in place: it marks the item object modified, which is how each sees it
 // changed.
-func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
-	q := quoteKey(dst)
-	q = q[:len(q):len(q)]
-	plain := bytes.IndexByte(q, '\\') < 0
-	return func(o *Object) error {
-		it := &o.root.obj.members[0].val
-		if ok, err := o.st.expandFor(it, src); err != nil || !ok {
-			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
-		}
-		if _, err := o.st.expandFor(it, dst); err != nil {
-			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
-		}
-		i := it.obj.find(src)
-		if i < 0 {
-			return nil
-		}
-		if it.obj.find(dst) >= 0 {
-			s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
-			return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
-				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
-		}
-		m := &it.obj.members[i]
-		m.rawKey, m.plain = q, plain
-		it.obj.modified = true
+func (r *scopedRule) renameItem(from, to int) func(*Object) error {
+	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to) }
+}
+
+// renameIn renames key from of r.rename to key to in the item it, which o
+// (the item object) names in errors.
+func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
+	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
+	if ok, err := o.st.expandFor(it, src); err != nil {
+		return r.fail(o.ptrBase(), err)
+	} else if !ok {
+		return nil // not an object: nothing to rename
+	}
+	if _, err := o.st.expandFor(it, dst); err != nil {
+		return r.fail(o.ptrBase(), err)
+	}
+	i := it.obj.find(src)
+	if i < 0 {
 		return nil
 	}
+	if it.obj.find(dst) >= 0 {
+		s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
+		return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
+			Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
+	}
+	m := &it.obj.members[i]
+	m.rawKey, m.plain = q, bytes.IndexByte(q, '\\') < 0
+	it.obj.modified = true
+	return nil
 }
 
 // each runs apply on every item selected by r.scope[depth:] under o.
-func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error {
+func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir int) error {
 	if depth == len(r.scope) {
 		err := apply(o)
 		if e, ok := err.(*Error); ok && !e.abs && o.top != nil {
@@ -134,7 +142,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 				continue
 			}
 			sub.item.key = decodeKey(m.rawKey)
-			v, ch, err := r.item(sub, depth, apply, m.val)
+			v, ch, err := r.item(sub, depth, apply, dir, m.val)
 			if err != nil {
 				return err
 			}
@@ -176,7 +184,16 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 			}
 			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
-		v, ch, err := r.item(sub, depth, apply, l.items[i])
+		if r.rename != nil && depth == len(r.scope)-1 {
+			// A rename between two keys of the items: on the item
+			// itself, with no item object around it.
+			if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
+				return err
+			}
+			changed = changed || l.items[i].changed()
+			continue
+		}
+		v, ch, err := r.item(sub, depth, apply, dir, l.items[i])
 		if err != nil {
 			return err
 		}
@@ -196,9 +213,9 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 
 // item runs the rest of the scope on one item, held by sub, and returns
 // the item after it, and whether it changed.
-func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it node) (node, bool, error) {
+func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, dir int, it node) (node, bool, error) {
 	sub.root = node{obj: sub.st.itemRoot(depth, it)}
-	if err := r.each(sub, depth+1, apply); err != nil {
+	if err := r.each(sub, depth+1, apply, dir); err != nil {
 		return node{}, false, err
 	}
 	m := &sub.root.obj.members[0]

@@ -155,12 +155,45 @@ type trie struct {
 	children []trieChild
 	items    *trie
 	values   *trie
+	// lens has bit n set when a child's quoted key is n bytes long (n <
+	// 64; bit 63 for longer ones): most keys of a document are told
+	// apart from the children by their length alone.
+	lens uint64
 }
 
 type trieChild struct {
 	quoted []byte // the key as JSON, quotes included
 	key    string
 	t      *trie
+}
+
+// quoteAsWritten returns k as a JSON string with only the escapes JSON
+// requires, the spelling a plain key of a document matches as bytes (a
+// key such as "a<b" is written so, not as encoding/json writes it).
+func quoteAsWritten(k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' {
+			return quoteKey(k)
+		}
+	}
+	return []byte(`"` + k + `"`)
+}
+
+// childKey is child for a key known to be plain (no escape, control or
+// non-ASCII byte), which equals a key only as bytes.
+func (t *trie) childKey(rawKey []byte, plain bool) *trie {
+	if !plain {
+		return t.child(rawKey)
+	}
+	if t.lens&(1<<min(len(rawKey), 63)) == 0 {
+		return t.values
+	}
+	for i := range t.children {
+		if q := t.children[i].quoted; len(q) == len(rawKey) && string(q) == string(rawKey) {
+			return t.children[i].t
+		}
+	}
+	return t.values
 }
 
 // child returns the trie of the member rawKey: its own, else that of every
@@ -221,7 +254,9 @@ func (t *trie) addSegs(segs []string) *trie {
 		}
 		if c == nil {
 			c = &trie{}
-			t.children = append(t.children, trieChild{quoted: quoteKey(seg), key: seg, t: c})
+			q := quoteAsWritten(seg)
+			t.children = append(t.children, trieChild{quoted: q, key: seg, t: c})
+			t.lens |= 1 << min(len(q), 63)
 		}
 		t = c
 	}
