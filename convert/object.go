@@ -51,7 +51,7 @@ func (o *Object) ptrBase() string {
 	if r.index >= 0 {
 		return base + strconv.Itoa(r.index)
 	}
-	return base + escapePointer(r.key)
+	return base + EscapePointerToken(r.key)
 }
 
 // keyBase returns the name of the item o holds in the preserved annotation.
@@ -60,11 +60,11 @@ func (o *Object) keyBase() string {
 	base := r.parent.stashKey(r.at) + "/"
 	switch {
 	case r.keyRaw != nil:
-		return base + escapePointer(keySegment(r.field, r.keyRaw))
+		return base + EscapePointerToken(keySegment(r.field, r.keyRaw))
 	case r.index >= 0:
 		return base + strconv.Itoa(r.index)
 	}
-	return base + escapePointer(r.key)
+	return base + EscapePointerToken(r.key)
 }
 
 // plainOnly refuses a path with selectors where one value is meant: Go

@@ -90,10 +90,10 @@ func ParsePath(s string) (Path, error) {
 	if strings.HasPrefix(s, "/") {
 		var segs []string
 		for _, seg := range strings.Split(s[1:], "/") {
-			if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(seg, "~0", ""), "~1", ""), "~") {
-				return Path{}, fmt.Errorf("path %q: invalid ~ escape in %q (use ~0 for ~ and ~1 for /)", s, seg)
+			seg, err := UnescapePointerToken(seg)
+			if err != nil {
+				return Path{}, fmt.Errorf("path %q: %w", s, err)
 			}
-			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 			if isIndex(seg) {
 				return Path{}, fmt.Errorf("path %q: segment %q is a list index; rules never address a list item by position (use the dotted form with [*], [key=*] or [key=value]; write a map key made of digits as [%q])", s, seg, seg)
 			}
@@ -248,10 +248,11 @@ func ParsePointer(s string) (Path, error) {
 	}
 	var segs []string
 	for _, seg := range strings.Split(s[1:], "/") {
-		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(seg, "~0", ""), "~1", ""), "~") {
-			return Path{}, fmt.Errorf("JSON pointer %q: invalid ~ escape in %q (use ~0 for ~ and ~1 for /)", s, seg)
+		key, err := UnescapePointerToken(seg)
+		if err != nil {
+			return Path{}, fmt.Errorf("JSON pointer %q: %w", s, err)
 		}
-		segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+		segs = append(segs, key)
 	}
 	return Path{segs: segs}, nil
 }
@@ -281,9 +282,9 @@ func (p Path) Pointer() string {
 		case selItems, selValues:
 			b.WriteByte('*')
 		case selKeyed:
-			b.WriteString(escapePointer(st.sel.key) + "=*")
+			b.WriteString(EscapePointerToken(st.sel.key) + "=*")
 		case selKey:
-			b.WriteString(escapePointer(st.sel.key + "=" + st.sel.value))
+			b.WriteString(EscapePointerToken(st.sel.key + "=" + st.sel.value))
 		}
 	}
 	segs := p.segs
@@ -305,12 +306,8 @@ func (p Path) plainPointer() string {
 func writePointer(b *strings.Builder, segs []string) {
 	for _, s := range segs {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
+		b.WriteString(EscapePointerToken(s))
 	}
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // String returns the dotted form, with the keys that need it written

@@ -71,9 +71,9 @@ func (r *scopedRule) paths() []Path {
 func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub, 0) }
 func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1) }
 
-// renameItem renames key src of an item to dst, as the rename rule would,
-// in place: it marks the item object modified, which is how each sees it
-// changed.
+// renameItem renames key r.rename[from] of an item to r.rename[to], as the
+// rename rule would, in place: it marks the item object modified, which is
+// how each sees it changed.
 func (r *scopedRule) renameItem(from, to int) func(*Object) error {
 	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to) }
 }
@@ -95,7 +95,7 @@ func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
 		return nil
 	}
 	if it.obj.find(dst) >= 0 {
-		s, d := o.ptrBase()+"/"+escapePointer(src), o.ptrBase()+"/"+escapePointer(dst)
+		s, d := o.ptrBase()+"/"+EscapePointerToken(src), o.ptrBase()+"/"+EscapePointerToken(dst)
 		return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
 			Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hubspoke/hubspoke/convert"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -216,8 +217,8 @@ func (c *CRD) Pos(ptr string) string {
 }
 
 // SchemaPointer returns the JSON pointer, inside the CRD document, of the
-// schema of the field at path (segments as returned by ParsePath) in
-// version v; useful with Pos.
+// schema of the field at path (segments as convert.Path.SchemaSegments
+// returns them) in version v; useful with Pos.
 func (c *CRD) SchemaPointer(v *Version, segs []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "/spec/versions/%d/schema/openAPIV3Schema", v.Index)
@@ -232,7 +233,7 @@ func (c *CRD) SchemaPointer(v *Version, segs []string) string {
 			s = s.Items
 		case s.Properties != nil && hasProp(s, seg):
 			b.WriteString("/properties/")
-			b.WriteString(escape(seg))
+			b.WriteString(convert.EscapePointerToken(seg))
 			p := s.Properties[seg]
 			s = &p
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
@@ -259,7 +260,7 @@ func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			p := ptr + "/" + escape(k.Value)
+			p := ptr + "/" + convert.EscapePointerToken(k.Value)
 			out[p] = k.Line
 			nodeLines(v, p, out)
 		}
@@ -283,56 +284,8 @@ func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
 	}
 }
 
-// ParsePath splits a dotted path ("spec.a.b") or a JSON pointer
-// ("/spec/a~1b") into its segments. In a dotted path, "[]" after a name or a
-// "*" segment stands for "every item of the list".
-func ParsePath(path string) ([]string, error) {
-	if path == "" {
-		return nil, errors.New("empty path")
-	}
-	if strings.HasPrefix(path, "/") {
-		parts := strings.Split(path[1:], "/")
-		for i, p := range parts {
-			if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(p, "~0", ""), "~1", ""), "~") {
-				return nil, fmt.Errorf("json pointer %q: invalid escape in %q", path, p)
-			}
-			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-		}
-		return parts, nil
-	}
-	var segs []string
-	for _, p := range strings.Split(path, ".") {
-		if p == "" {
-			return nil, fmt.Errorf("path %q: empty segment", path)
-		}
-		if name, ok := strings.CutSuffix(p, "[]"); ok {
-			if name == "" {
-				return nil, fmt.Errorf("path %q: empty segment", path)
-			}
-			segs = append(segs, name, "*")
-			continue
-		}
-		segs = append(segs, p)
-	}
-	return segs, nil
-}
-
-// Pointer joins segments into a JSON pointer.
-func Pointer(segs []string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(escape(s))
-	}
-	return b.String()
-}
-
-func escape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 func isItemSegment(seg string) bool {
-	if seg == "*" || seg == "[]" || seg == "-" {
+	if seg == "*" || seg == "-" {
 		return true
 	}
 	if seg == "" {
@@ -346,16 +299,22 @@ func isItemSegment(seg string) bool {
 	return true
 }
 
-// Lookup returns the schema node of the field at path (dotted or JSON
-// pointer) in node root. It steps into list items on "*", "[]" or a number,
-// and into additionalProperties for keys not declared as properties. The
-// error wraps ErrNotFound and names the first missing segment.
+// Lookup returns the schema node of the field at path in node root: a
+// path as rule files write it (convert.ParsePath: "spec.ports[*].name",
+// "spec.labels.*") or a JSON pointer into an object ("/spec/ports/0/name",
+// where a number steps into list items). Keys not declared as properties
+// step into additionalProperties. The error wraps ErrNotFound and names
+// the first missing segment.
 func Lookup(root *Node, path string) (*Node, error) {
-	segs, err := ParsePath(path)
+	parse := convert.ParsePath
+	if strings.HasPrefix(path, "/") {
+		parse = convert.ParsePointer
+	}
+	p, err := parse(path)
 	if err != nil {
 		return nil, err
 	}
-	return LookupSegments(root, segs)
+	return LookupSegments(root, p.Segments())
 }
 
 // LookupSegments is Lookup for a path already split into segments.
@@ -363,7 +322,7 @@ func LookupSegments(root *Node, segs []string) (*Node, error) {
 	s := root
 	for i, seg := range segs {
 		if s == nil {
-			return nil, fmt.Errorf("%s: %w", Pointer(segs[:i+1]), ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", convert.PathOf(segs[:i+1]...).Pointer(), ErrNotFound)
 		}
 		if s.Items != nil && isItemSegment(seg) {
 			s = s.Items
@@ -377,7 +336,7 @@ func LookupSegments(root *Node, segs []string) (*Node, error) {
 			s = s.AdditionalProperties.Structural
 			continue
 		}
-		return nil, fmt.Errorf("%s: %w", Pointer(segs[:i+1]), ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", convert.PathOf(segs[:i+1]...).Pointer(), ErrNotFound)
 	}
 	return s, nil
 }
@@ -422,7 +381,7 @@ func Fields(n *Node) []string {
 			return
 		}
 		for k, p := range s.Properties {
-			pp := ptr + "/" + escape(k)
+			pp := ptr + "/" + convert.EscapePointerToken(k)
 			out = append(out, pp)
 			walk(&p, pp, depth+1)
 		}
