@@ -201,3 +201,38 @@ func TestTrieKeysAsWritten(t *testing.T) {
 		t.Errorf("a key written twice, once escaped, converted: %s %v", out, err)
 	}
 }
+
+// BenchmarkScanListItems scans a list of 20 items on a rule's path (the
+// items read partially, only the key a rule renames held) against the same
+// bytes only validated: the cost of reading items in the first scan.
+func BenchmarkScanListItems(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"ships":[`)
+	for j := 0; j < 20; j++ {
+		if j > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"crew":%d,"engine":"Diesel","img":"registry.example.com/fleet/ship-%d:1.2","name":"ship-%02d"}`, 100+j, j, j)
+	}
+	sb.WriteString(`]}`)
+	doc := []byte(sb.String())
+	items := &trie{}
+	items.add(MustPath("ships[*].img").innerPath())
+	items.add(MustPath("ships[*].image").innerPath())
+	for _, tc := range []struct {
+		name string
+		t    *trie
+	}{{"validated", &trie{}}, {"items-read", items}} {
+		b.Run(tc.name, func(b *testing.B) {
+			st := getState()
+			defer putState(st)
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				st.objs, st.members, st.lists, st.items, st.spans = st.objs[:0], st.members[:0], st.lists[:0], st.items[:0], st.spans[:0]
+				if _, err := parseWith(st, doc, tc.t); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
