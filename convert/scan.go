@@ -218,7 +218,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			others++ // checked, not held
 		case partial:
 			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
-			p.spans = append(p.spans, span{ks - start, i - start})
+			p.spans = append(p.spans, span{ks - start, ks + len(rawKey) - start, i - start})
 		default:
 			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
 		}

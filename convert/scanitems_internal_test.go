@@ -236,3 +236,29 @@ func BenchmarkScanListItems(b *testing.B) {
 		})
 	}
 }
+
+// TestRenamedItemsKeepTheirBytes: renaming a key inside every item changes
+// that key and nothing else of the item, space included; an item no rule
+// changes, and the space between items of an unchanged list, stay too.
+func TestRenamedItemsKeepTheirBytes(t *testing.T) {
+	r, err := Rename(MustPath("spec.ships[*].img"), MustPath("spec.ships[*].image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{r}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`[ {"a" : 1, "img" : "x" , "b":{ "c" : [1, 2] } }, {"n": 2} ]`, `[{"a" : 1, "image" : "x" , "b":{ "c" : [1, 2] } },{"n": 2}]`},
+		{`[{"img":"x"}]`, `[{"image":"x"}]`},
+		{`[ {"n": 2} , 3 ]`, `[ {"n": 2} , 3 ]`},
+	} {
+		in := `{"apiVersion":"g/v0","kind":"K","spec":{"ships":` + tc.in + `}}`
+		want := `{"apiVersion":"g/v1","kind":"K","spec":{"ships":` + tc.want + `}}`
+		out, err := c.Convert(nil, []byte(in), "g/v1")
+		if err != nil || string(out) != want {
+			t.Errorf("%s:\n got %s %v\nwant %s", tc.in, out, err, want)
+		}
+	}
+}

@@ -50,9 +50,9 @@ type objNode struct {
 	others   int
 }
 
-// span is where a member (key to the end of its value) lies in the raw
-// bytes of its object.
-type span struct{ start, end int }
+// span is where a member lies in the raw bytes of its object: its key from
+// start to keyEnd, its value ending at end.
+type span struct{ start, keyEnd, end int }
 
 // covers reports whether find answers for key k: always for a full
 // object, and for a partial one when k is on its trie.
@@ -590,6 +590,32 @@ func (n *node) write(dst []byte) []byte {
 // from raw (trimmed of the space and commas around it).
 func (n *node) writePartial(dst []byte) []byte {
 	o, raw := n.obj, n.raw
+	if len(o.members) == len(o.spans) {
+		// No member added: keep every byte but the keys and values
+		// that changed.
+		pos, kept := 0, true
+		for i := range o.members {
+			if o.members[i].deleted {
+				kept = false
+				break
+			}
+		}
+		for i := 0; kept && i < len(o.members); i++ {
+			m, sp := &o.members[i], o.spans[i]
+			dst = append(dst, raw[pos:sp.start]...)
+			dst = append(dst, m.rawKey...)
+			if v := m.val.raw; !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)] {
+				dst = append(dst, raw[sp.keyEnd:sp.end]...) // the colon and the value as they were
+			} else {
+				dst = append(dst, ':')
+				dst = m.val.write(dst)
+			}
+			pos = sp.end
+		}
+		if kept {
+			return append(dst, raw[pos:]...)
+		}
+	}
 	dst = append(dst, '{')
 	first := true
 	sep := func() {
