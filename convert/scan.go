@@ -167,7 +167,10 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key", d[i]))
 		}
 		i = jsonscan.SkipSpace(d, i+1)
-		ct := t.childKey(rawKey, plain)
+		ct := t.values
+		if !plain || t.lens&(1<<min(len(rawKey), 63)) != 0 {
+			ct = t.childKey(rawKey, plain)
+		}
 		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.

@@ -381,7 +381,15 @@ func (s *state) newObj(ms []member) *objNode {
 		s.members = make([]member, 0, max(2*cap(s.members), 2*len(ms)))
 	}
 	b := len(s.members)
-	s.members = append(s.members, ms...)
+	if len(ms) <= 4 {
+		// An object of a few members held (a partial item, mostly):
+		// cheaper one by one than through a typed slice copy.
+		for i := range ms {
+			s.members = append(s.members, ms[i])
+		}
+	} else {
+		s.members = append(s.members, ms...)
+	}
 	o.members = s.members[b:len(s.members):len(s.members)]
 	return o
 }
