@@ -126,6 +126,11 @@ func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, erro
 	if err != nil {
 		return nil, &Error{Index: -1, To: to, Err: err}
 	}
+	return c.convertTree(st, root, dst, obj, to)
+}
+
+// convertTree converts obj, parsed into root with st's parser.
+func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string) ([]byte, error) {
 	o := &st.obj
 	*o = Object{st: st, root: root}
 	var avNode node

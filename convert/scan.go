@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/internal/jsonscan"
 	"github.com/hubspoke/hubspoke/internal/stopbits"
 )
@@ -33,6 +34,11 @@ type parser struct {
 	kinds []byte   // open containers of jsonscan's Value
 	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
+	// head, when set, receives the metadata head of the top-level object
+	// (apirules.ScanMetadata), read while metadata is validated; meta is
+	// the span of the metadata member it was read from (see ConvertAt).
+	head *apirules.Head
+	meta []byte
 }
 
 func (p *parser) fail(msg string) error { return &syntaxError{Msg: msg, Off: p.pos} }
@@ -106,6 +112,21 @@ func (p *parser) value(t *trie) (node, error) {
 		return node{}, err
 	}
 	return node{raw: d[start:end]}, nil
+}
+
+// metadata validates the top-level object's metadata value at p.pos, as
+// value does, reading its head into p.head in the same pass.
+func (p *parser) metadata() (node, error) {
+	start := p.pos
+	s := p.scanner()
+	end, err := apirules.ScanMetadata(&s, start, p.depth, p.head, false)
+	p.done(&s)
+	p.pos = end
+	if err != nil {
+		return node{}, err
+	}
+	p.meta = p.data[start:end]
+	return node{raw: p.meta}, nil
 }
 
 // object scans an object at p.pos, recording every member; members whose key
@@ -190,6 +211,13 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		var v node
 		vs := i
 		switch {
+		case p.head != nil && ct == nil && p.depth == baseDepth+1 && keyIs(rawKey, "metadata"):
+			// The document's metadata: its head read in the same pass.
+			p.pos = i
+			if v, err = p.metadata(); err != nil {
+				return nil, err
+			}
+			i = p.pos
 		case i < len(d) && d[i] == '"':
 			if j := mc.StringEnd(d, marks, i); j > 0 {
 				i = j

@@ -3,16 +3,9 @@ package doctor_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -41,6 +34,8 @@ import (
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/doctor"
 	"github.com/hubspoke/hubspoke/explain"
+	"github.com/hubspoke/hubspoke/internal/testcert"
+	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
 )
 
@@ -58,7 +53,7 @@ type world struct {
 	slice     *discoveryv1.EndpointSlice
 	pods      []runtime.Object
 	cert      tls.Certificate
-	ca        authority
+	ca        *pki.CA
 	down      bool // nothing listens at the endpoint
 	plainHTTP bool // the webhook serves HTTP, not HTTPS
 	handler   http.Handler
@@ -78,10 +73,10 @@ func newWorld(t *testing.T) *world {
 	if err := yaml.Unmarshal(data, &crd); err != nil {
 		t.Fatal(err)
 	}
-	ca := newCA(t, "webhook-ca")
+	ca := testcert.CA(t, "webhook-ca")
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Namespace = "default"
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = "widget-webhook"
-	crd.Spec.Conversion.Webhook.ClientConfig.CABundle = ca.pem
+	crd.Spec.Conversion.Webhook.ClientConfig.CABundle = ca.CertPEM
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1"}, Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
 		{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}, {Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue}}}
 	conv, err := rules.LoadFile("../examples/widget/conversion.yaml")
@@ -106,7 +101,7 @@ func newWorld(t *testing.T) *world {
 		},
 		pods: []runtime.Object{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "widget-webhook-0", Namespace: "default", Labels: map[string]string{"app": "widget-webhook"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "webhook", Ports: []corev1.ContainerPort{{Name: "https", ContainerPort: podPort}}}}}}},
-		cert:    leaf(t, ca, []string{svcHost}, nil, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour)),
+		cert:    testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate(),
 		ca:      ca,
 		handler: h,
 		objects: []runtime.Object{widget("v1alpha1", "a", map[string]any{"replicas": int64(2)}), widget("v1", "b", map[string]any{"size": int64(3)})},
@@ -205,17 +200,21 @@ func TestDoctorFirstCause(t *testing.T) {
 			w.slice.Endpoints[0].Conditions.Ready = ptr(false)
 		}, doctor.CheckEndpointsReady, []string{"none of the 1 endpoints is ready", "/readyz"}},
 		{"caBundle of another CA", func(t *testing.T, w *world) {
-			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = newCA(t, "another-ca").pem
+			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = testcert.CA(t, "another-ca").CertPEM
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority`)
 		}, doctor.CheckCertChain, []string{`issuer "CN=webhook-ca"`, `"CN=another-ca"`, "caBundle"}},
 		{"certificate for the pod IP only", func(t *testing.T, w *world) {
-			w.cert = leaf(t, w.ca, nil, []net.IP{net.ParseIP(podIP)}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour*24*365))
+			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP(podIP)}}).TLSCertificate()
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match widget-webhook.default.svc`)
 		}, doctor.CheckCertNames, []string{podIP, "DNS SANs " + svcHost}},
 		{"expired certificate", func(t *testing.T, w *world) {
-			w.cert = leaf(t, w.ca, []string{svcHost}, nil, time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour))
+			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is after 2026-12-02T21:00:00Z`)
 		}, doctor.CheckCertExpiry, []string{"expired at"}},
+		{"certificate not yet valid", func(t *testing.T, w *world) {
+			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(24 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour)}).TLSCertificate()
+			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is before 2026-12-03T22:00:00Z`)
+		}, doctor.CheckCertExpiry, []string{"not valid before"}},
 		{"webhook down", func(t *testing.T, w *world) {
 			w.down = true
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
@@ -224,7 +223,7 @@ func TestDoctorFirstCause(t *testing.T) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
 		}, doctor.CheckCABundle, []string{"system roots", "base64"}},
 		{"doctor reaches another server than the API server does", func(t *testing.T, w *world) {
-			w.cert = leaf(t, newCA(t, "some-proxy-ca"), []string{"proxy.example"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour*24*365))
+			w.cert = testcert.Issue(t, testcert.CA(t, "some-proxy-ca"), pki.CertOptions{DNSNames: []string{"proxy.example"}}).TLSCertificate()
 		}, "", nil},
 		{"url clientConfig, certificate for other names", func(t *testing.T, w *world) {
 			cc := w.crd.Spec.Conversion.Webhook.ClientConfig
@@ -236,7 +235,7 @@ func TestDoctorFirstCause(t *testing.T) {
 				o.PodDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 					return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("i/o timeout")}
 				}
-				o.ServingCert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf(t, w.ca, []string{"localhost"}, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)).Certificate[0]})
+				o.ServingCert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{"localhost"}, NotAfter: time.Now().Add(time.Hour)}).CertPEM
 			}
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for localhost, not widget-webhook.default.svc`)
 		}, doctor.CheckCertNames, []string{"(localhost) do not include widget-webhook.default.svc"}},
@@ -374,56 +373,12 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// --- certificates ---
-
-type authority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T, name string) authority {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-24 * time.Hour), NotAfter: time.Now().Add(2 * 365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return authority{cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-func leaf(t *testing.T, ca authority, names []string, ips []net.IP, notBefore, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "widget-webhook"},
-		DNSNames: names, IPAddresses: ips, NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // A certificate about to expire is a warning: conversions work today.
 func TestCertificateExpiringSoon(t *testing.T) {
 	w := newWorld(t)
-	w.cert = leaf(t, w.ca, []string{svcHost}, nil, time.Now().Add(-time.Hour), time.Now().Add(10*24*time.Hour))
+	w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotAfter: time.Now().Add(10 * 24 * time.Hour)}).TLSCertificate()
 	r := w.run(t)
 	if c := r.Cause(); c != nil {
 		t.Fatalf("error %s: %s", c.Check, c.Message)

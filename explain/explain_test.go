@@ -3,18 +3,11 @@ package explain_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -48,6 +41,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hubspoke/hubspoke/explain"
+	"github.com/hubspoke/hubspoke/internal/testcert"
+	"github.com/hubspoke/hubspoke/pki"
 )
 
 // Each row produces a message by running the code that writes it — the API
@@ -55,8 +50,8 @@ import (
 // service resolver, the CRD validation, Go's TLS — and names the
 // explanation that must come first.
 func TestExplainRealMessages(t *testing.T) {
-	ca := newCA(t, "webhook-ca")
-	otherCA := newCA(t, "another-ca")
+	ca := testcert.CA(t, "webhook-ca")
+	otherCA := testcert.CA(t, "another-ca")
 	svcName := svcDNS
 	rows := []struct {
 		name    string
@@ -185,34 +180,34 @@ func TestExplainRealMessages(t *testing.T) {
 		// --- TLS (crypto/x509 through the API server's client) ---
 		{"caBundle of another CA", func(t *testing.T) string {
 			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{},
-				cert: leaf(t, ca, svcName), caBundle: otherCA.pem})
+				cert: leaf(t, ca, svcName), caBundle: otherCA.CertPEM})
 		}, "x509-unknown-authority", nil},
 		{"certificate for the pod IP only", func(t *testing.T) string {
-			c := leafFor(t, ca, nil, []net.IP{net.ParseIP("10.244.1.7")}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.pem})
+			c := testcert.Issue(t, ca, pki.CertOptions{IPs: []net.IP{net.ParseIP("10.244.1.7")}}).TLSCertificate()
+			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.CertPEM})
 		}, "x509-no-matching-san", map[string]string{"host": svcName}},
 		{"certificate for another service", func(t *testing.T) string {
 			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{},
-				cert: leaf(t, ca, "old-webhook.default.svc"), caBundle: ca.pem})
+				cert: leaf(t, ca, "old-webhook.default.svc"), caBundle: ca.CertPEM})
 		}, "x509-wrong-name", map[string]string{"valid": "old-webhook.default.svc", "host": svcName}},
 		{"certificate with no SAN matching, many names", func(t *testing.T) string {
 			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{},
-				cert: leaf(t, ca, manyNames(100)...), caBundle: ca.pem})
+				cert: leaf(t, ca, manyNames(100)...), caBundle: ca.CertPEM})
 		}, "x509-no-matching-san", map[string]string{"host": svcName}},
 		{"url with an IP, certificate without IP SANs", func(t *testing.T) string {
-			return convertErr(t, conv{handler: respond(nil), cert: leaf(t, ca, "localhost"), caBundle: ca.pem, host: "127.0.0.1"})
+			return convertErr(t, conv{handler: respond(nil), cert: leaf(t, ca, "localhost"), caBundle: ca.CertPEM, host: "127.0.0.1"})
 		}, "x509-no-ip-sans", map[string]string{"host": "127.0.0.1"}},
 		{"legacy common name", func(t *testing.T) string {
-			c := leafFor(t, ca, nil, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.pem})
+			c := testcert.Issue(t, ca, pki.CertOptions{CommonName: svcDNS, CommonNameOnly: true}).TLSCertificate()
+			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.CertPEM})
 		}, "x509-legacy-common-name", nil},
 		{"expired certificate", func(t *testing.T) string {
-			c := leafFor(t, ca, []string{svcName}, nil, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
-			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.pem})
+			c := testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{svcName}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)}).TLSCertificate()
+			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{}, cert: c, caBundle: ca.CertPEM})
 		}, "x509-expired", nil},
 		{"client certificate required", func(t *testing.T) string {
 			return convertErr(t, conv{handler: respond(nil), service: "widget-webhook", cluster: &cluster{},
-				cert: leaf(t, ca, svcName), caBundle: ca.pem, requireClientCert: true})
+				cert: leaf(t, ca, svcName), caBundle: ca.CertPEM, requireClientCert: true})
 		}, "connection-reset", nil},
 		{"plain HTTP", func(t *testing.T) string {
 			return convertErr(t, conv{handler: respond(nil), plainHTTP: true})
@@ -357,8 +352,8 @@ func convertErr(t *testing.T, c conv) string {
 		srv.Start()
 	} else {
 		if c.cert.Certificate == nil {
-			ca := newCA(t, "default-ca")
-			c.cert, c.caBundle = leaf(t, ca, "localhost"), ca.pem
+			ca := testcert.CA(t, "default-ca")
+			c.cert, c.caBundle = leaf(t, ca, "localhost"), ca.CertPEM
 		}
 		srv.TLS = &tls.Config{Certificates: []tls.Certificate{c.cert}}
 		if c.requireClientCert {
@@ -580,52 +575,10 @@ func validateCRD(t *testing.T, mutate func(*apiextensionsv1.CustomResourceDefini
 
 // --- certificates ---
 
-type authority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T, name string) authority {
+// leaf is a serving certificate for names that ca signed.
+func leaf(t *testing.T, ca *pki.CA, names ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return authority{cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-func leaf(t *testing.T, ca authority, names ...string) tls.Certificate {
-	return leafFor(t, ca, names, nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-}
-
-// leafFor issues a serving certificate; with no names and no IPs its only
-// name is the Common Name svcDNS (a legacy certificate).
-func leafFor(t *testing.T, ca authority, names []string, ips []net.IP, notBefore, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: svcDNS},
-		DNSNames: names, IPAddresses: ips, NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return testcert.Issue(t, ca, pki.CertOptions{DNSNames: names}).TLSCertificate()
 }
 
 // --- helpers ---

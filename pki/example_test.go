@@ -69,3 +69,26 @@ func ExampleExpiresWithin() {
 	// true
 	// false
 }
+
+// A client certificate for a Kubernetes cluster's administrator, as
+// kubeadm's admin.conf holds one: the API server takes the CommonName as
+// the user and each Organization as a group.
+func ExampleCA_Issue_client() {
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: "cluster CA"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	admin, err := ca.Issue(pki.CertOptions{
+		CommonName:   "kubernetes-admin",
+		Organization: []string{"system:masters"},
+		Usage:        pki.ClientAuth,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(admin.Cert.Subject)
+	fmt.Println(admin.Cert.ExtKeyUsage[0] == x509.ExtKeyUsageClientAuth, len(admin.Cert.ExtKeyUsage))
+	// Output:
+	// CN=kubernetes-admin,O=system:masters
+	// true 1
+}

@@ -7,12 +7,16 @@
 // --certs hubspoke`, `hubspoke certs rotate`, the sandbox, the tests and
 // the examples all use it.
 //
-// Keys are ECDSA P-256. A CA may sign certificates but no further CAs
-// (path length 0). A serving certificate is a leaf for server
-// authentication (client authentication too, if asked) whose names are
-// those the API server checks when it calls a webhook through a Service
-// reference: NAME.NAMESPACE.svc, and the other forms a client in the
-// cluster may use.
+// Keys are ECDSA P-256 ([NewKey]). A CA may sign certificates but no
+// further CAs (path length 0). A serving certificate is a leaf for server
+// authentication whose names are those the API server checks when it calls
+// a webhook through a Service reference: NAME.NAMESPACE.svc, and the other
+// forms a client in the cluster may use. A client certificate
+// ([CertOptions.Usage] [ClientAuth]) names a user as the Kubernetes API
+// server reads it: the CommonName is the user, each Organization a group
+// (system:masters for a cluster administrator). Tests reproduce what
+// clients refuse with a chosen validity window (expired, not yet valid)
+// and with [CertOptions.CommonNameOnly].
 //
 // The API server trusts a webhook's certificate if any CA in the CRD's
 // spec.conversion.webhook.clientConfig.caBundle signed it. A rotation that
@@ -83,19 +87,47 @@ type CAOptions struct {
 	NotAfter   time.Time // default: now plus DefaultCAValidity
 }
 
-// CertOptions describe a certificate a CA issues. At least one DNS name or
-// IP address is required.
+// Usage is what a certificate authenticates: a set of [ServerAuth] and
+// [ClientAuth], its extended key usages.
+type Usage uint8
+
+const (
+	// ServerAuth is a TLS server's certificate, the default. It needs at
+	// least one DNS name or IP address: clients check only those.
+	ServerAuth Usage = 1 << iota
+	// ClientAuth is a certificate a TLS client presents. The Kubernetes
+	// API server reads its CommonName as the user name and its
+	// Organization as the user's groups. A certificate for client
+	// authentication only needs a CommonName and no DNS name.
+	ClientAuth
+)
+
+// CertOptions describe a certificate a CA issues.
 type CertOptions struct {
-	// CommonName defaults to the first DNS name (or IP address). Clients
-	// check only the subject alternative names.
+	// CommonName defaults to the first DNS name (or IP address). Servers'
+	// clients check only the subject alternative names (DNSNames, IPs);
+	// the Kubernetes API server takes a client certificate's CommonName
+	// as the user name.
 	CommonName string
-	DNSNames   []string
-	IPs        []net.IP
-	NotBefore  time.Time // default: now minus Backdate
-	NotAfter   time.Time // default: now plus DefaultValidity
-	// Client adds client authentication to the extended key usages, for a
-	// certificate a client presents.
-	Client bool
+	// Organization is the subject's organizations: the groups of a client
+	// certificate's user, as the Kubernetes API server reads them
+	// (system:masters: a cluster administrator). The certificate holds
+	// them as a set: their order is not kept.
+	Organization []string
+	DNSNames     []string
+	IPs          []net.IP
+	NotBefore    time.Time // default: now minus Backdate
+	NotAfter     time.Time // default: now plus DefaultValidity
+	// Usage is ServerAuth (the default, the zero value), ClientAuth, or
+	// ServerAuth|ClientAuth.
+	Usage Usage
+	// CommonNameOnly issues a server certificate whose only name is the
+	// CommonName, with no subject alternative names, as tools made them
+	// before 2020. Clients built with Go 1.15 or later, the API server
+	// among them, refuse it ("x509: certificate relies on legacy Common
+	// Name field, use SANs instead"): it exists to reproduce that refusal.
+	// It needs a CommonName and neither DNSNames nor IPs.
+	CommonNameOnly bool
 }
 
 // NewCA generates a CA.
@@ -107,9 +139,9 @@ func NewCA(opts CAOptions) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: CA %q: %w", opts.CommonName, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := NewKey()
 	if err != nil {
-		return nil, fmt.Errorf("pki: generating CA key: %w", err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
@@ -128,10 +160,28 @@ func NewCA(opts CAOptions) (*CA, error) {
 	return &CA{*kp}, nil
 }
 
-// Issue signs a new certificate with a new key.
+// Issue signs a new certificate with a new key. A server certificate
+// needs at least one DNS name or IP address (or, with CommonNameOnly, a
+// CommonName and nothing else); a certificate for client authentication
+// only needs a CommonName or a name to take it from.
 func (ca *CA) Issue(opts CertOptions) (*KeyPair, error) {
-	if len(opts.DNSNames) == 0 && len(opts.IPs) == 0 {
-		return nil, errors.New("pki: a certificate needs at least one DNS name or IP address")
+	usage := opts.Usage
+	if usage == 0 {
+		usage = ServerAuth
+	}
+	if usage&^(ServerAuth|ClientAuth) != 0 {
+		return nil, fmt.Errorf("pki: unknown usage %#x: want ServerAuth, ClientAuth or both", uint8(opts.Usage))
+	}
+	named := len(opts.DNSNames) > 0 || len(opts.IPs) > 0
+	switch {
+	case opts.CommonNameOnly:
+		if named || opts.CommonName == "" {
+			return nil, errors.New("pki: a CommonNameOnly certificate needs a CommonName and neither DNS names nor IP addresses")
+		}
+	case usage&ServerAuth != 0 && !named:
+		return nil, errors.New("pki: a server certificate needs at least one DNS name or IP address")
+	case !named && opts.CommonName == "":
+		return nil, errors.New("pki: a client certificate needs a CommonName (its user name), a DNS name or an IP address")
 	}
 	if opts.CommonName == "" {
 		if len(opts.DNSNames) > 0 {
@@ -144,17 +194,20 @@ func (ca *CA) Issue(opts CertOptions) (*KeyPair, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: certificate %q: %w", opts.CommonName, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := NewKey()
 	if err != nil {
-		return nil, fmt.Errorf("pki: generating key: %w", err)
+		return nil, err
 	}
-	usages := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	if opts.Client {
+	var usages []x509.ExtKeyUsage
+	if usage&ServerAuth != 0 {
+		usages = append(usages, x509.ExtKeyUsageServerAuth)
+	}
+	if usage&ClientAuth != 0 {
 		usages = append(usages, x509.ExtKeyUsageClientAuth)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: opts.CommonName},
+		Subject:               pkix.Name{CommonName: opts.CommonName, Organization: opts.Organization},
 		DNSNames:              opts.DNSNames,
 		IPAddresses:           opts.IPs,
 		NotBefore:             notBefore,
@@ -168,6 +221,17 @@ func (ca *CA) Issue(opts CertOptions) (*KeyPair, error) {
 		return nil, fmt.Errorf("pki: certificate %q: %w", opts.CommonName, err)
 	}
 	return kp, nil
+}
+
+// NewKey generates a private key of the kind pki's certificates have
+// (ECDSA P-256), for a key that needs no certificate such as the
+// Kubernetes API server's service-account signing key.
+func NewKey() (crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("pki: generating key: %w", err)
+	}
+	return key, nil
 }
 
 // IssueService signs a serving certificate for the Service name in
@@ -413,13 +477,13 @@ func validity(notBefore, notAfter time.Time, def time.Duration) (time.Time, time
 }
 
 // sign creates the certificate tmpl for key, signed by parent (nil:
-// self-signed).
-func sign(tmpl *x509.Certificate, parent *CA, key *ecdsa.PrivateKey) (*KeyPair, error) {
-	issuer, signer := tmpl, crypto.Signer(key)
+// self-signed). It is the one place hubspoke creates a certificate.
+func sign(tmpl *x509.Certificate, parent *CA, key crypto.Signer) (*KeyPair, error) {
+	issuer, signer := tmpl, key
 	if parent != nil {
 		issuer, signer = parent.Cert, parent.Key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, &key.PublicKey, signer)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
 	if err != nil {
 		return nil, err
 	}

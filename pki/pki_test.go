@@ -3,6 +3,8 @@ package pki_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -13,11 +15,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hubspoke/hubspoke/pki"
 )
@@ -106,7 +110,13 @@ func TestIssueErrors(t *testing.T) {
 		opts pki.CertOptions
 		want string
 	}{
-		{"no names", pki.CertOptions{}, "at least one DNS name or IP address"},
+		{"no names", pki.CertOptions{}, "server certificate needs at least one DNS name or IP address"},
+		{"server and client, no names", pki.CertOptions{CommonName: "x", Usage: pki.ServerAuth | pki.ClientAuth}, "server certificate needs at least one DNS name"},
+		{"client without a user", pki.CertOptions{Usage: pki.ClientAuth, Organization: []string{"system:masters"}}, "client certificate needs a CommonName"},
+		{"unknown usage", pki.CertOptions{DNSNames: []string{"x"}, Usage: 4}, "unknown usage 0x4"},
+		{"CommonNameOnly without a CommonName", pki.CertOptions{CommonNameOnly: true}, "CommonNameOnly certificate needs a CommonName"},
+		{"CommonNameOnly with a DNS name", pki.CertOptions{CommonName: "x", DNSNames: []string{"x"}, CommonNameOnly: true}, "neither DNS names nor IP addresses"},
+		{"CommonNameOnly with an IP", pki.CertOptions{CommonName: "x", IPs: []net.IP{net.IPv4(10, 0, 0, 1)}, CommonNameOnly: true}, "neither DNS names nor IP addresses"},
 		{"inverted validity", pki.CertOptions{DNSNames: []string{"x"}, NotBefore: now, NotAfter: now.Add(-time.Hour)}, "is not after NotBefore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,16 +128,140 @@ func TestIssueErrors(t *testing.T) {
 	}
 }
 
-func TestClientUsage(t *testing.T) {
+// TestUsage: each Usage gives its extended key usages, and a certificate
+// verifies for exactly those; a client certificate carries the user and
+// groups the Kubernetes API server reads from it.
+func TestUsage(t *testing.T) {
 	ca := newCA(t, "test CA")
-	kp, err := ca.Issue(pki.CertOptions{DNSNames: []string{"client"}, Client: true})
+	server, client := x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth
+	for _, tc := range []struct {
+		name     string
+		opts     pki.CertOptions
+		wantEKU  []x509.ExtKeyUsage
+		wantCN   string
+		wantOrgs []string
+	}{
+		{"default is server", pki.CertOptions{DNSNames: []string{"x"}}, []x509.ExtKeyUsage{server}, "x", nil},
+		{"server and client", pki.CertOptions{DNSNames: []string{"x"}, Usage: pki.ServerAuth | pki.ClientAuth}, []x509.ExtKeyUsage{server, client}, "x", nil},
+		{"client only, no names", pki.CertOptions{CommonName: "admin", Organization: []string{"system:masters", "team"}, Usage: pki.ClientAuth},
+			[]x509.ExtKeyUsage{client}, "admin", []string{"system:masters", "team"}},
+		{"client only, CommonName from the DNS name", pki.CertOptions{DNSNames: []string{"node-1"}, Usage: pki.ClientAuth}, []x509.ExtKeyUsage{client}, "node-1", nil},
+		{"server with an organization", pki.CertOptions{DNSNames: []string{"x"}, Organization: []string{"example"}}, []x509.ExtKeyUsage{server}, "x", []string{"example"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kp, err := ca.Issue(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantEKU, kp.Cert.ExtKeyUsage); diff != "" {
+				t.Errorf("extended key usage (-want +got):\n%s", diff)
+			}
+			if kp.Cert.Subject.CommonName != tc.wantCN {
+				t.Errorf("common name %q, want %q", kp.Cert.Subject.CommonName, tc.wantCN)
+			}
+			// DER sorts the members of the organizations' SET.
+			if diff := cmp.Diff(tc.wantOrgs, kp.Cert.Subject.Organization, cmpopts.SortSlices(strings.Compare)); diff != "" {
+				t.Errorf("organization (-want +got):\n%s", diff)
+			}
+			pool := x509.NewCertPool()
+			pool.AddCert(ca.Cert)
+			for _, u := range []x509.ExtKeyUsage{server, client} {
+				_, err := kp.Cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{u}})
+				if want := slices.Contains(tc.wantEKU, u); (err == nil) != want {
+					t.Errorf("verify for usage %v: %v, want success %v", u, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestClientCertificateTLS: a client-only certificate authenticates a
+// client to a server that requires client certificates from the CA, as
+// the sandbox's admin certificate does to kube-apiserver, and the server
+// sees the user and groups.
+func TestClientCertificateTLS(t *testing.T) {
+	ca := newCA(t, "test CA")
+	serving, err := ca.Issue(pki.CertOptions{IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := ca.Issue(pki.CertOptions{CommonName: "admin", Organization: []string{"system:masters"}, Usage: pki.ClientAuth})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Cert)
-	if _, err := kp.Cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		t.Errorf("client usage: %v", err)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := r.TLS.PeerCertificates[0]
+		io.WriteString(w, c.Subject.CommonName+" "+strings.Join(c.Subject.Organization, ","))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serving.TLSCertificate()}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{admin.TLSCertificate()}}}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if got, want := string(body), "admin system:masters"; got != want {
+		t.Errorf("server saw %q, want %q", got, want)
+	}
+}
+
+// TestCommonNameOnly: the legacy certificate has no subject alternative
+// names, and Go's client refuses it with the error users meet.
+func TestCommonNameOnly(t *testing.T) {
+	ca := newCA(t, "test CA")
+	kp, err := ca.Issue(pki.CertOptions{CommonName: "widgets.default.svc", CommonNameOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kp.Cert.DNSNames) != 0 || len(kp.Cert.IPAddresses) != 0 || kp.Cert.Subject.CommonName != "widgets.default.svc" {
+		t.Errorf("names %v %v, common name %q", kp.Cert.DNSNames, kp.Cert.IPAddresses, kp.Cert.Subject.CommonName)
+	}
+	err = pki.Verify([]*x509.Certificate{kp.Cert}, []*x509.Certificate{ca.Cert}, "widgets.default.svc", time.Now())
+	if err == nil || !strings.Contains(err.Error(), "relies on legacy Common Name field") {
+		t.Errorf("err = %v, want the legacy Common Name refusal", err)
+	}
+}
+
+// TestValidityWindow: a chosen window is the certificate's, to the second,
+// and a certificate not yet valid is refused as such.
+func TestValidityWindow(t *testing.T) {
+	ca := newCA(t, "test CA")
+	notBefore := time.Now().Add(24 * time.Hour).Truncate(time.Second).UTC()
+	notAfter := notBefore.Add(48 * time.Hour)
+	kp, err := ca.Issue(pki.CertOptions{DNSNames: []string{"x"}, NotBefore: notBefore.Add(time.Millisecond), NotAfter: notAfter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kp.Cert.NotBefore.Equal(notBefore) || !kp.Cert.NotAfter.Equal(notAfter) {
+		t.Errorf("validity %s to %s, want %s to %s", kp.Cert.NotBefore, kp.Cert.NotAfter, notBefore, notAfter)
+	}
+	err = pki.Verify([]*x509.Certificate{kp.Cert}, []*x509.Certificate{ca.Cert}, "x", time.Now())
+	var inv x509.CertificateInvalidError
+	if !errors.As(err, &inv) || inv.Reason != x509.Expired || !strings.Contains(err.Error(), "not yet valid") {
+		t.Errorf("err = %v, want not yet valid", err)
+	}
+}
+
+func TestNewKey(t *testing.T) {
+	key, err := pki.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec, ok := key.(*ecdsa.PrivateKey)
+	if !ok || ec.Curve != elliptic.P256() {
+		t.Fatalf("key %T, want ECDSA P-256", key)
+	}
+	other, err := pki.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ec.Equal(other) {
+		t.Error("two keys are equal")
 	}
 }
 

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hubspoke/hubspoke/apirules"
@@ -52,7 +53,7 @@ var errNoBody = &RequestError{msg: "request body is empty", syntax: true}
 func (rv *review) decode(body []byte) error {
 	var s jsonscan.Scanner
 	s.Reset(body)
-	return rv.decodeMode(&s, false)
+	return rv.decodeMode(&s, false, nil)
 }
 
 // decodeLazy is decode without validating the inside of the objects beyond
@@ -63,10 +64,27 @@ func (rv *review) decode(body []byte) error {
 // valid JSON exactly as decode would. Any error it returns may differ from
 // decode's. s holds the body and its stop bits.
 func (rv *review) decodeLazy(s *jsonscan.Scanner) error {
-	return rv.decodeMode(s, true)
+	return rv.decodeMode(s, true, nil)
 }
 
-func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool) error {
+// inlineFunc converts the object whose opening brace is at s.Data[v] as
+// the decoder reaches it, and returns the offset after the object; ok
+// false stops the decoding with errGiveUp.
+type inlineFunc func(s *jsonscan.Scanner, v int) (end int, ok bool)
+
+// errGiveUp is decodeInline's error when its inlineFunc gave up.
+var errGiveUp = errors.New("review: the inline conversion gave up")
+
+// decodeInline is decodeLazy that hands each object of request.objects
+// to inline instead of reading its head and recording it (rv.objects
+// stays empty): the object's bytes are read once, by the converter.
+// Unlike decode it returns errGiveUp when inline gives up; any other
+// error may differ from decode's.
+func (rv *review) decodeInline(s *jsonscan.Scanner, inline inlineFunc) error {
+	return rv.decodeMode(s, true, inline)
+}
+
+func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool, inline inlineFunc) error {
 	body := s.Data
 	*rv = review{objects: rv.objects[:0]}
 	i := skipSpace(body, 0)
@@ -129,7 +147,7 @@ func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool) error {
 				}
 				seenRequest = true
 				if v < len(body) && body[v] == '{' {
-					return rv.decodeRequest(s, v, sem, lazy)
+					return rv.decodeRequest(s, v, sem, lazy, inline)
 				}
 				end, err := s.Value(v, 1)
 				if err == nil && body[v] != 'n' {
@@ -162,6 +180,9 @@ func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool) error {
 			}
 		}
 	}
+	if err == errGiveUp {
+		return err
+	}
 	if err != nil {
 		return &RequestError{msg: "request body is not valid JSON: " + err.Error(), syntax: true}
 	}
@@ -174,7 +195,7 @@ func (rv *review) decodeMode(s *jsonscan.Scanner, lazy bool) error {
 	return nil
 }
 
-func (rv *review) decodeRequest(s *jsonscan.Scanner, i int, sem func(string, ...any), lazy bool) (int, error) {
+func (rv *review) decodeRequest(s *jsonscan.Scanner, i int, sem func(string, ...any), lazy bool, inline inlineFunc) (int, error) {
 	body := s.Data
 	var seenUID, seenDesired, seenObjects bool
 	end, err := s.Object(i, 2, func(key []byte, v int) (int, error) {
@@ -228,6 +249,13 @@ func (rv *review) decodeRequest(s *jsonscan.Scanner, i int, sem func(string, ...
 						sem("request.objects[%d] is %s, want an object", n, valueKind(body[v]))
 					}
 					return end, err
+				}
+				if inline != nil {
+					end, ok := inline(s, v)
+					if !ok {
+						return v, errGiveUp
+					}
+					return end, nil
 				}
 				rv.objects = append(rv.objects, object{})
 				o := &rv.objects[len(rv.objects)-1]

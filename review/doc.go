@@ -14,15 +14,26 @@
 // internal/jsonscan, whose policy is the API server's decoder: valid UTF-8,
 // numbers within float64, nesting within 10000 levels.
 //
+// Each byte of an object is read once. The body's stop bits are computed
+// once, for the envelope decoder and the engine alike. In a review in the
+// API server's field order whose objects all go to a *convert.Converter,
+// each object is converted where it lies in the body as the decoder
+// reaches it (convert's ConvertAt): the engine validates it, finds its end
+// and reports its head as read and as written, and the self-check compares
+// the two heads. Any other review, or one in which an object fails, is
+// answered by the general path, which reports exactly what is wrong: the
+// decoder skips over each object to find its end and head, then each is
+// converted (a failing review costs up to twice a successful one).
+//
 // Memory: a request body is read into a buffer that grows with the bytes
 // that arrive (at most four times what has arrived, never past the
 // declared Content-Length or Options.MaxRequestBytes), so a request that
 // declares a large length and sends little costs little. Per-request
-// state is pooled; a pooled state keeps at most 16 MiB of body, 16 MiB of
-// response, 16384 object entries (about 4 MiB) and the stop bits of 1 MiB
-// (128 KiB) for each of its two scanners, about 36 MiB, and the pool
-// holds about one state per request served at once (sync.Pool frees idle
-// ones over two garbage collections). A review of 10,000 Widgets (32 MB)
+// state is pooled; a pooled state keeps at most 16 MiB of body and its
+// stop bits (2 MiB), 16 MiB of response, 16384 object entries (about 4
+// MiB) and the stop bits of a 1 MiB converted object (128 KiB), about 38
+// MiB, and the pool holds about one state per request served at once
+// (sync.Pool frees idle ones over two garbage collections). A review of 10,000 Widgets (32 MB)
 // peaks under three times its size.
 //
 // Status codes: 200 for every ConversionReview, including failed

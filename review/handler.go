@@ -169,8 +169,13 @@ type work struct {
 	// scan holds body and its stop bits for decodeLazy; outScan one
 	// converted object, for selfCheck.
 	scan, outScan jsonscan.Scanner
-	// outHead is the head of the object the engine last converted.
+	// outHead is the head of the object the engine last converted
+	// (ConvertHead), in its own memory.
 	outHead apirules.Head
+	// inHead and atHead are the heads of the object convertInline last
+	// converted, as read and as written (ConvertAt): they point into the
+	// body, so they are kept apart from outHead.
+	inHead, atHead apirules.Head
 }
 
 type versionCount struct {
@@ -180,8 +185,9 @@ type versionCount struct {
 }
 
 // Bounds on what a pooled request state keeps for the next request (see
-// the package doc): buffers up to maxPooled bytes, up to maxPooledObjects
-// object entries, stop bits of up to 1 MiB (jsonscan.MaxPooledMarks).
+// the package doc): buffers up to maxPooled bytes and the body's stop
+// bits (maxPooled/8 bytes), up to maxPooledObjects object entries, the
+// stop bits of converted objects of up to 1 MiB (jsonscan.MaxPooledMarks).
 // Larger ones serve their request and are dropped.
 const (
 	maxPooled        = 16 << 20
@@ -198,8 +204,11 @@ func (h *Handler) putWork(wk *work) {
 	if cap(wk.rv.objects) > maxPooledObjects {
 		wk.rv.objects = nil
 	}
-	wk.scan.Trim()
+	wk.scan.TrimTo(maxPooled / 64) // the marks of a pooled body
 	wk.outScan.Trim()
+	// Drop references into the body; keep atHead's own memory.
+	wk.inHead = apirules.Head{}
+	wk.atHead = apirules.Head{APIVersion: wk.atHead.APIVersion, Kind: wk.atHead.Kind}
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
 	clear(wk.rv.objects) // drop references into the body
@@ -254,16 +263,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.metrics.requestBytes.Observe(float64(len(body)))
-	// The objects are validated as they are converted (see convertReview);
-	// any problem is reported as a full validation of the body finds it.
+	// The objects are validated as they are converted (see convertInline
+	// and convertReview); any problem is reported as a full validation of
+	// the body finds it.
 	wk.scan.Reset(body)
-	if err := wk.rv.decodeLazy(&wk.scan); err != nil {
-		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
-		return
-	}
-	if err := h.convertReview(r.Context(), wk, start); err != nil {
-		h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
-		return
+	if !h.convertInline(r.Context(), wk, start) {
+		if err := wk.rv.decodeLazy(&wk.scan); err != nil {
+			h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
+			return
+		}
+		if err := h.convertReview(r.Context(), wk, start); err != nil {
+			h.badRequest(w, http.StatusBadRequest, h.invalidBody(wk, err).Error())
+			return
+		}
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
@@ -376,19 +388,162 @@ func validObject(o *object) bool {
 	return s.Document(apirules.EnvelopeDepth) == nil
 }
 
+// responseBuffer returns wk.out emptied, with room for a response to
+// wk.body: converted objects are about the size of the originals.
+func (wk *work) responseBuffer() []byte {
+	if need := len(wk.body) + len(wk.body)/32 + 1024; cap(wk.out) < need {
+		wk.out = make([]byte, 0, need)
+	}
+	return wk.out[:0]
+}
+
+// convertInline is a review's fast path, for the common case: a review in
+// the API server's field order (apiVersion and request.uid and
+// request.desiredAPIVersion before request.objects) whose objects all go
+// to a *convert.Converter and all convert and pass the self-check. Each
+// object is converted where it lies in the body as the envelope decoder
+// reaches it (convert's ConvertAt): the engine validates its bytes, finds
+// its end and reports its head as read and as written in that one pass,
+// so no byte of an object is read by a second pass; the self-check
+// compares the two heads (apirules.CheckHead), and the converted object is
+// appended straight to the response. Dispatch reads apiVersion and kind
+// when they lead the object (as in the API server's encoding), and checks
+// them against the engine's head afterwards.
+//
+// Anything else (another order, another converter, an error, a failed
+// self-check, a panic) makes it give up and report false, having recorded
+// nothing: the review then takes the general path (decodeLazy,
+// convertReview), which converts it again and reports exactly what is
+// wrong. A failing review thus costs up to twice a successful one.
+func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) bool {
+	rv := &wk.rv
+	out := wk.responseBuffer()
+	wk.counts = wk.counts[:0]
+	n := 0
+	var last *entry
+	var lastKey []byte
+	var keyBuf [128]byte
+	inline := func(s *jsonscan.Scanner, v int) (int, bool) {
+		if n == 0 {
+			if rv.apiVersion == "" || rv.uidRaw == nil || rv.desired == nil {
+				return v, false
+			}
+			out = appendHead(out, rv)
+			out = append(out, `,"convertedObjects":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		av, kind, ok := leadingHead(s, v)
+		if !ok {
+			// Read the head as decodeLazy does.
+			wk.inHead = apirules.Head{}
+			if _, err := apirules.ScanHead(s, v, apirules.EnvelopeDepth+1, &wk.inHead, true); err != nil {
+				return v, false
+			}
+			av, kind = wk.inHead.APIVersion, wk.inHead.Kind
+			if av == nil || kind == nil {
+				return v, false
+			}
+		}
+		group, version := splitAPIVersion(av)
+		e := last
+		if key := dispatchKey(keyBuf[:0], group, kind); e == nil || !bytes.Equal(key, lastKey) {
+			if e = h.byKey[string(key)]; e == nil || e.engine == nil {
+				return v, false
+			}
+			last, lastKey = e, append(lastKey[:0], key...)
+		}
+		res, end, err := h.convertAt(e, out, s, v, rv.desired, &wk.inHead, &wk.atHead)
+		if err != nil ||
+			!bytes.Equal(wk.inHead.APIVersion, av) || !bytes.Equal(wk.inHead.Kind, kind) ||
+			apirules.CheckHead(&wk.inHead, &wk.atHead, rv.desired) != nil {
+			return v, false
+		}
+		out = res
+		wk.count(e, version)
+		n++
+		return end, true
+	}
+	if err := rv.decodeInline(&wk.scan, inline); err != nil {
+		wk.counts = wk.counts[:0]
+		wk.out = out[:0]
+		return false
+	}
+	if n == 0 {
+		out = appendHead(out[:0], rv)
+		out = append(out, `,"convertedObjects":[`...)
+	}
+	wk.errs = wk.errs[:0]
+	h.finish(ctx, wk, out, n, false, start)
+	return true
+}
+
+// convertAt converts with e's engine the object at s.Data[v] (see
+// convert's ConvertAt); a panic is an error, which the general path
+// reports.
+func (h *Handler) convertAt(e *entry, dst []byte, s *jsonscan.Scanner, v int, desired []byte, in, out *apirules.Head) (res []byte, end int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, end, err = dst, v, errPanicked
+		}
+	}()
+	return e.engine.ConvertAt(dst, s, v, string(desired), in, out)
+}
+
+var errPanicked = errors.New("the converter panicked")
+
+// leadingHead returns the apiVersion and kind of the object whose opening
+// brace is at s.Data[v] when they are its first two members, in either
+// order, as strings without escapes; ok is false
+// otherwise. It reads nothing else: the converter validates the object.
+func leadingHead(s *jsonscan.Scanner, v int) (av, kind []byte, ok bool) {
+	d := s.Data
+	i := v
+	for k := 0; k < 2; k++ {
+		i = skipSpace(d, i+1) // after '{' or ','
+		if i >= len(d) || d[i] != '"' {
+			return nil, nil, false
+		}
+		j, escaped, err := s.String(i)
+		if err != nil || escaped {
+			return nil, nil, false
+		}
+		key := d[i+1 : j-1]
+		i = skipSpace(d, j)
+		if i >= len(d) || d[i] != ':' {
+			return nil, nil, false
+		}
+		i = skipSpace(d, i+1)
+		if i >= len(d) || d[i] != '"' {
+			return nil, nil, false
+		}
+		j, escaped, err = s.String(i)
+		if err != nil || escaped {
+			return nil, nil, false
+		}
+		val := d[i+1 : j-1 : j-1]
+		switch {
+		case string(key) == "apiVersion" && av == nil:
+			av = val
+		case string(key) == "kind" && kind == nil:
+			kind = val
+		default:
+			return nil, nil, false
+		}
+		if i = skipSpace(d, j); i >= len(d) || d[i] != ',' {
+			return nil, nil, false
+		}
+	}
+	return av, kind, true
+}
+
 // convertReview converts every object of wk.rv into wk.out as a complete
 // ConversionReview response. It returns errInvalidObject, and writes
 // nothing, if an object turns out not to be valid JSON.
 func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) error {
 	rv := &wk.rv
-	body := wk.body
-	out := wk.out[:0]
-	if need := len(body) + len(body)/32 + 1024; cap(out) < need { // the converted objects are about the size of the originals
-		out = make([]byte, 0, need)
-	}
-	out = appendHead(out, rv)
+	out := appendHead(wk.responseBuffer(), rv)
 	out = append(out, `,"convertedObjects":[`...)
-	desiredGroup, desiredVersion := splitAPIVersion(rv.desired)
 	desired := string(rv.desired)
 	errs := wk.errs[:0]
 	selfCheckFailed := false
@@ -461,8 +616,17 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		}
 	}
 	wk.errs = errs
+	h.finish(ctx, wk, out, len(rv.objects), selfCheckFailed, start)
+	return nil
+}
 
-	// Metrics and log.
+// finish records the metrics and the log of a converted review of n
+// objects, whose failures are wk.errs, and completes the response in wk.out:
+// out holds the head and the converted objects of a successful review.
+func (h *Handler) finish(ctx context.Context, wk *work, out []byte, n int, selfCheckFailed bool, start time.Time) {
+	rv, errs := &wk.rv, wk.errs
+	desiredGroup, desiredVersion := splitAPIVersion(rv.desired)
+	desired := string(rv.desired)
 	crd, from, to := "none", "none", "unknown"
 	if len(wk.counts) > 0 {
 		first := wk.counts[0]
@@ -478,7 +642,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 				crd = "mixed"
 			}
 		}
-	} else if len(rv.objects) > 0 {
+	} else if n > 0 {
 		crd, from = "unknown", "unknown"
 	}
 	result := "success"
@@ -492,7 +656,7 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	for _, c := range wk.counts {
 		h.metrics.objects.WithLabelValues(c.e.crd, c.from, to, result).Add(float64(c.n))
 	}
-	if unknown := len(rv.objects) - wk.countTotal(); unknown > 0 {
+	if unknown := n - wk.countTotal(); unknown > 0 {
 		h.metrics.objects.WithLabelValues("unknown", "unknown", to, result).Add(float64(unknown))
 	}
 	elapsed := time.Since(start)
@@ -502,9 +666,9 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		out = append(out, `],"result":{"status":"Success"}}}`...)
 		wk.out = out
 		if h.log.Enabled(ctx, slog.LevelDebug) {
-			h.log.DebugContext(ctx, "converted", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired, "objects", len(rv.objects), "bytes", len(body), "duration", elapsed)
+			h.log.DebugContext(ctx, "converted", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired, "objects", n, "bytes", len(wk.body), "duration", elapsed)
 		}
-		return nil
+		return
 	}
 	msg := h.failureMessage(errs)
 	out = appendHead(out[:0], rv)
@@ -519,11 +683,10 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 	if h.log.Enabled(ctx, level) {
 		first := errs[0]
 		h.log.Log(ctx, level, "conversion failed", "uid", string(rv.uid), "crd", crd, "from", from, "to", desired,
-			"objects", len(rv.objects), "failed", len(errs), "selfCheck", selfCheckFailed,
+			"objects", n, "failed", len(errs), "selfCheck", selfCheckFailed,
 			"firstIndex", first.Index, "firstObject", objectName(first), "firstPointer", first.Pointer, "firstRule", first.Rule,
 			"duration", elapsed)
 	}
-	return nil
 }
 
 func objectName(e *convert.Error) string {

@@ -2,8 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/hubspoke/hubspoke/pki"
 )
 
 // AdminUser is the user of the sandbox's kubeconfig and RESTConfig: a
@@ -30,43 +32,40 @@ const (
 	PodCIDR     = "10.244.0.0/16"
 )
 
-// clusterPKI is what kube-apiserver and its clients need: a CA that signs
-// the serving certificate and the admin's client certificate, and the
-// service-account signing key.
+// clusterPKI is what kube-apiserver and its clients need, from package
+// pki: a CA that signs the serving certificate and the admin's client
+// certificate, and the service-account signing key.
 type clusterPKI struct {
-	ca, serving, admin *keyPair
-	saKey              *keyPair // only the key is used
+	ca             *pki.CA
+	serving, admin *pki.KeyPair
+	saKey          crypto.Signer
 }
 
 func newClusterPKI() (*clusterPKI, error) {
-	ca, err := newCA("hubspoke sandbox cluster CA")
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: "hubspoke sandbox cluster CA"})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	serving, err := ca.issue(&x509.Certificate{
-		Subject: pkix.Name{CommonName: "kube-apiserver"},
+	serving, err := ca.Issue(pki.CertOptions{
+		CommonName: "kube-apiserver",
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
 		// 10.96.0.1 is the kubernetes Service's cluster IP: the first of
 		// ServiceCIDR.
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, net.IPv4(10, 96, 0, 1)},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, net.IPv4(10, 96, 0, 1)},
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	admin, err := ca.issue(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: AdminUser, Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	})
+	admin, err := ca.Issue(pki.CertOptions{CommonName: AdminUser, Organization: []string{"system:masters"}, Usage: pki.ClientAuth})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	sa, err := newCA("service-account signer")
+	saKey, err := pki.NewKey()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return &clusterPKI{ca: ca, serving: serving, admin: admin, saKey: sa}, nil
+	return &clusterPKI{ca: ca, serving: serving, admin: admin, saKey: saKey}, nil
 }
 
 // write puts the PKI's files in dir and returns their paths.
@@ -74,18 +73,22 @@ func (p *clusterPKI) write(dir string) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: pki: %w", err)
 	}
-	saPub, err := x509.MarshalPKIXPublicKey(&p.saKey.key.PublicKey)
+	saPub, err := x509.MarshalPKIXPublicKey(p.saKey.Public())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pki: %w", err)
 	}
+	saKey, err := pki.EncodePrivateKey(p.saKey)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	files := map[string][]byte{
 		"sa.pub":        pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
-		"ca.crt":        p.ca.certPEM,
-		"apiserver.crt": p.serving.certPEM,
-		"apiserver.key": p.serving.keyPEM,
-		"admin.crt":     p.admin.certPEM,
-		"admin.key":     p.admin.keyPEM,
-		"sa.key":        p.saKey.keyPEM,
+		"ca.crt":        p.ca.CertPEM,
+		"apiserver.crt": p.serving.CertPEM,
+		"apiserver.key": p.serving.KeyPEM,
+		"admin.crt":     p.admin.CertPEM,
+		"admin.key":     p.admin.KeyPEM,
+		"sa.key":        saKey,
 	}
 	paths := map[string]string{}
 	for name, data := range files {
@@ -163,7 +166,7 @@ func startEtcd(ctx context.Context, bin, dir string, log *slog.Logger) (*process
 // where they matter to a client (RBAC and Node authorization, admission
 // defaults, service accounts, aggregator routing to endpoints), loopback
 // everywhere else.
-func apiServerArgs(port int, etcdURL string, pki map[string]string, egressFile string) []string {
+func apiServerArgs(port int, etcdURL string, files map[string]string, egressFile string) []string {
 	return []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -172,26 +175,26 @@ func apiServerArgs(port int, etcdURL string, pki map[string]string, egressFile s
 		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(port),
 		"--etcd-servers=" + etcdURL,
-		"--tls-cert-file=" + pki["apiserver.crt"],
-		"--tls-private-key-file=" + pki["apiserver.key"],
-		"--client-ca-file=" + pki["ca.crt"],
+		"--tls-cert-file=" + files["apiserver.crt"],
+		"--tls-private-key-file=" + files["apiserver.key"],
+		"--client-ca-file=" + files["ca.crt"],
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + pki["sa.pub"],
-		"--service-account-signing-key-file=" + pki["sa.key"],
+		"--service-account-key-file=" + files["sa.pub"],
+		"--service-account-signing-key-file=" + files["sa.key"],
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--enable-aggregator-routing=true",
 		"--egress-selector-config-file=" + egressFile,
 		"--allow-privileged=true",
 		// Never write generated certificates elsewhere.
-		"--cert-dir=" + filepath.Dir(pki["ca.crt"]),
+		"--cert-dir=" + filepath.Dir(files["ca.crt"]),
 		"--v=0",
 	}
 }
 
 // startAPIServer starts kube-apiserver and returns once /readyz answers
 // 200 to the admin.
-func startAPIServer(ctx context.Context, bin, dir, etcdURL string, pki map[string]string, egressFile string, cfg func(host string) *rest.Config, log *slog.Logger) (*process, *rest.Config, error) {
+func startAPIServer(ctx context.Context, bin, dir, etcdURL string, files map[string]string, egressFile string, cfg func(host string) *rest.Config, log *slog.Logger) (*process, *rest.Config, error) {
 	var last error
 	for range 3 { // a lost port race is retried
 		ports, err := freePorts(1)
@@ -199,7 +202,7 @@ func startAPIServer(ctx context.Context, bin, dir, etcdURL string, pki map[strin
 			return nil, nil, err
 		}
 		restConfig := cfg(loopbackURL("https", ports[0]))
-		p, err := startProcess("kube-apiserver", bin, apiServerArgs(ports[0], etcdURL, pki, egressFile),
+		p, err := startProcess("kube-apiserver", bin, apiServerArgs(ports[0], etcdURL, files, egressFile),
 			filepath.Join(dir, "kube-apiserver.log"), log)
 		if err != nil {
 			return nil, nil, err

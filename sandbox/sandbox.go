@@ -97,11 +97,11 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}()
 
-	pki, err := newClusterPKI()
+	certs, err := newClusterPKI()
 	if err != nil {
 		return nil, err
 	}
-	files, err := pki.write(filepath.Join(dir, "pki"))
+	files, err := certs.write(filepath.Join(dir, "pki"))
 	if err != nil {
 		return nil, err
 	}
@@ -130,9 +130,9 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			return &rest.Config{
 				Host: host,
 				TLSClientConfig: rest.TLSClientConfig{
-					CAData:   pki.ca.certPEM,
-					CertData: pki.admin.certPEM,
-					KeyData:  pki.admin.keyPEM,
+					CAData:   certs.ca.CertPEM,
+					CertData: certs.admin.CertPEM,
+					KeyData:  certs.admin.KeyPEM,
 				},
 				UserAgent: "hubspoke-sandbox",
 				QPS:       -1, // no client-side throttling against a local server

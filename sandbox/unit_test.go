@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hubspoke/hubspoke/pki"
 )
 
 func TestWantCABundle(t *testing.T) {
@@ -164,6 +169,70 @@ func TestNewServiceCert(t *testing.T) {
 	otherRoots.AppendCertsFromPEM(other.CA)
 	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: otherRoots}); err == nil {
 		t.Error("certificate verifies against another call's CA; want a fresh CA per call")
+	}
+}
+
+// TestClusterPKI: the files kube-apiserver starts with, as it reads them:
+// a serving certificate for every name and address clients use, an admin
+// client certificate in system:masters for client authentication only,
+// both from the client CA, and a service-account key pair.
+func TestClusterPKI(t *testing.T) {
+	p, err := newClusterPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := p.write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) []byte {
+		t.Helper()
+		data, err := os.ReadFile(files[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(read("ca.crt")) {
+		t.Fatal("ca.crt holds no certificate")
+	}
+	serving, err := tls.X509KeyPair(read("apiserver.crt"), read("apiserver.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"localhost", "127.0.0.1", "::1", "10.96.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"} {
+		if _, err := serving.Leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: roots}); err != nil {
+			t.Errorf("serving certificate for %s: %v", name, err)
+		}
+	}
+	admin, err := tls.X509KeyPair(read("admin.crt"), read("admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := admin.Leaf.Subject.String(); got != "CN="+AdminUser+",O=system:masters" {
+		t.Errorf("admin subject %q, want user %s in group system:masters", got, AdminUser)
+	}
+	if _, err := admin.Leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("admin certificate for client authentication: %v", err)
+	}
+	if diff := cmp.Diff([]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, admin.Leaf.ExtKeyUsage); diff != "" {
+		t.Errorf("admin extended key usage (-want +got):\n%s", diff)
+	}
+	saKey, err := pki.ParsePrivateKey(read("sa.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(read("sa.pub"))
+	if block == nil || block.Type != "PUBLIC KEY" {
+		t.Fatalf("sa.pub is not a PEM public key: %v", block)
+	}
+	saPub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !saKey.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(saPub) {
+		t.Error("sa.pub is not sa.key's public key")
 	}
 }
 

@@ -215,4 +215,3 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
-

@@ -2,24 +2,18 @@ package server_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/server"
 )
@@ -28,7 +22,7 @@ import (
 func ExampleRun() {
 	dir, _ := os.MkdirTemp("", "hubspoke-certs")
 	defer os.RemoveAll(dir)
-	writeSelfSigned(dir) // in a cluster: a kubernetes.io/tls Secret mounted at dir
+	roots := writeCerts(dir) // in a cluster: a kubernetes.io/tls Secret mounted at dir
 
 	reg := prometheus.NewRegistry()
 	h, err := review.NewHandler(review.Options{Converters: []review.Converter{widgetConverter{}}, Registerer: reg})
@@ -50,7 +44,7 @@ func ExampleRun() {
 	}()
 	addr := <-ready
 
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // for brevity only
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	resp, err := c.Get("https://" + addr.String() + "/readyz")
 	if err != nil {
 		panic(err)
@@ -75,18 +69,22 @@ func (widgetConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
 	return append(dst, obj...), nil
 }
 
-func writeSelfSigned(dir string) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+// writeCerts writes a serving certificate for localhost, issued by a new
+// CA, into dir as tls.crt and tls.key, and returns the CA (what a client
+// trusts: the CRD's caBundle).
+func writeCerts(dir string) *x509.CertPool {
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: "example CA"})
+	if err != nil {
+		panic(err)
 	}
-	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	kder, _ := x509.MarshalECPrivateKey(key)
-	_ = os.WriteFile(filepath.Join(dir, server.CertFileName), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	_ = os.WriteFile(filepath.Join(dir, server.KeyFileName), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	kp, err := ca.Issue(pki.CertOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		panic(err)
+	}
+	if err := kp.WriteFiles(dir); err != nil {
+		panic(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	return roots
 }

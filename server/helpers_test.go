@@ -52,10 +52,14 @@ func (ca *testCA) issueFor(t testing.TB, client bool, d time.Duration) (certPEM,
 	if d > 0 {
 		notAfter = time.Now().Add(d)
 	}
+	usage := pki.ServerAuth
+	if client {
+		usage |= pki.ClientAuth
+	}
 	kp, err := ca.ca.Issue(pki.CertOptions{
 		DNSNames: []string{"localhost", "hubspoke-webhook.hubspoke-system.svc"},
 		IPs:      []net.IP{net.IPv4(127, 0, 0, 1)},
-		Client:   client,
+		Usage:    usage,
 		NotAfter: notAfter,
 	})
 	if err != nil {

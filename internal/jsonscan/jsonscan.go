@@ -113,9 +113,14 @@ func (s *Scanner) Reset(d []byte) {
 }
 
 // Trim drops the document and any memory above the pooling bounds.
-func (s *Scanner) Trim() {
+func (s *Scanner) Trim() { s.TrimTo(MaxPooledMarks) }
+
+// TrimTo is Trim keeping up to maxMarks words of stop bits (the marks of
+// a document of 64*maxMarks bytes), for a pool that bounds its documents
+// otherwise.
+func (s *Scanner) TrimTo(maxMarks int) {
 	s.Data = nil
-	if cap(s.Marks) > MaxPooledMarks {
+	if cap(s.Marks) > maxMarks {
 		s.Marks = nil
 	}
 	if cap(s.Stack) > 1<<10 {
@@ -277,16 +282,15 @@ func (s *Scanner) String(i int) (end int, escaped bool, err error) {
 var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // Key returns the offset after the string opened at Data[i], and whether
-// it is plain: its closing quote is the first byte the stop bits mark (no
-// escape, no control character, no non-ASCII byte). mc caches the last word
-// of marks loaded; give each loop over many strings its own, starting at
-// NewMarkCache.
+// it is plain: it holds no escape, so its bytes are its decoded content.
+// mc caches the last word of marks loaded; give each loop over many strings
+// its own, starting at NewMarkCache.
 func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
 	if j := mc.StringEnd(s.Data, s.Marks, i); j > 0 {
 		return j, true, nil
 	}
-	end, _, err = s.String(i)
-	return end, false, err
+	end, escaped, err := s.String(i)
+	return end, !escaped, err
 }
 
 // MarkCache holds the last word of marks that StringEnd loaded, so that

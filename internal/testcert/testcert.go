@@ -1,29 +1,52 @@
 // Package testcert is a thin *testing.T wrapper over package pki, the one
-// certificate generator: a loopback serving certificate laid out as
-// hubspoke serve reads a cert dir.
+// certificate generator: a CA, a certificate with chosen names, addresses,
+// usage and validity window (expired, not yet valid, for another name), and
+// a loopback serving certificate laid out as hubspoke serve reads a cert
+// dir. Each fails the test on error.
 package testcert
 
 import (
 	"net"
 	"testing"
+	"time"
 
 	"github.com/hubspoke/hubspoke/pki"
 )
 
+// CABackdate is how long before now a CA from [CA] is valid: long enough
+// that the certificates a test backdates (expired ones among them) lie
+// within its validity, as a real CA is older than what it signed.
+const CABackdate = 30 * 24 * time.Hour
+
+// CA returns a new CA named name, valid from CABackdate ago for
+// pki.DefaultCAValidity.
+func CA(t testing.TB, name string) *pki.CA {
+	t.Helper()
+	ca, err := pki.NewCA(pki.CAOptions{CommonName: name, NotBefore: time.Now().Add(-CABackdate)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+// Issue returns a certificate that ca signed, as opts describe it
+// (pki.CA.Issue).
+func Issue(t testing.TB, ca *pki.CA, opts pki.CertOptions) *pki.KeyPair {
+	t.Helper()
+	kp, err := ca.Issue(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kp
+}
+
 // WriteLoopback writes a serving certificate for localhost and 127.0.0.1,
-// issued by a new CA (pki.NewCA, pki's default validity), and its key into
-// dir as tls.crt and tls.key, and returns the CA's PEM (what a client
-// trusts).
+// issued by a new CA (pki's default validity), and its key into dir as
+// tls.crt and tls.key, and returns the CA's PEM (what a client trusts).
 func WriteLoopback(t testing.TB, dir string) []byte {
 	t.Helper()
-	ca, err := pki.NewCA(pki.CAOptions{CommonName: "hubspoke test CA"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(pki.CertOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := CA(t, "hubspoke test CA")
+	kp := Issue(t, ca, pki.CertOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	if err := kp.WriteFiles(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hubspoke/hubspoke/doctor"
+	"github.com/hubspoke/hubspoke/internal/testcert"
+	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/sandbox"
 )
 
@@ -63,20 +65,21 @@ func TestDoctorDiagnosesBrokenServiceSetups(t *testing.T) {
 		{name: "service caBundle of another CA", confirm: "x509-unknown-authority", check: doctor.CheckCertChain,
 			want: []string{`issuer "CN=doctor webhook CA"`, `"CN=another CA"`, "base64 -w0 ca.crt"},
 			setup: func(t *testing.T, s *setupState) {
-				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.pem
+				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.CertPEM
 			}},
 		{name: "certificate for the pod IP only", confirm: "x509-no-matching-san", check: doctor.CheckCertNames,
 			want: []string{"do not include svc-certificate-for-the-webhook.doctor.svc", "DNS SANs svc-certificate-for-the-webhook.doctor.svc"},
 			setup: func(t *testing.T, s *setupState) {
 				s.cert = func(podIP string) tls.Certificate {
-					return issue(t, s.ca, nil, []net.IP{net.ParseIP(podIP)}, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour))
+					return testcert.Issue(t, s.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP(podIP)}}).TLSCertificate()
 				}
 			}},
 		{name: "service expired certificate", confirm: "x509-expired", check: doctor.CheckCertExpiry,
 			want: []string{"the serving certificate expired at", "renew"},
 			setup: func(t *testing.T, s *setupState) {
 				s.cert = func(string) tls.Certificate {
-					return issue(t, s.ca, []string{s.service + "." + doctorNS + ".svc"}, nil, time.Now().Add(-72*time.Hour), time.Now().Add(-time.Hour))
+					return testcert.Issue(t, s.ca, pki.CertOptions{DNSNames: []string{s.service + "." + doctorNS + ".svc"},
+						NotBefore: time.Now().Add(-72 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
 				}
 			}},
 		{name: "service webhook down", confirm: "egress-proxy-dial-failed|connection-refused", check: doctor.CheckReachable,

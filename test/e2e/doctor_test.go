@@ -3,18 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -37,6 +30,8 @@ import (
 	"github.com/hubspoke/hubspoke/doctor"
 	"github.com/hubspoke/hubspoke/explain"
 	"github.com/hubspoke/hubspoke/internal/cli"
+	"github.com/hubspoke/hubspoke/internal/testcert"
+	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/sandbox"
 )
@@ -72,7 +67,7 @@ type brokenSetup struct {
 type setupState struct {
 	group, service string
 	crd            *apiextensionsv1.CustomResourceDefinition
-	ca, otherCA    authority
+	ca, otherCA    *pki.CA
 	cert           func(podIP string) tls.Certificate // the serving certificate, once the pod IP is known
 	handler        http.Handler
 	review         *reviewTap // wraps handler when set
@@ -111,20 +106,21 @@ func TestDoctorDiagnosesBrokenURLSetups(t *testing.T) {
 		{name: "url caBundle of another CA", confirm: "x509-unknown-authority", check: doctor.CheckCertChain, cli: doctor.CheckCertChain,
 			want: []string{`issuer "CN=doctor webhook CA"`, `"CN=another CA"`, "base64 -w0 ca.crt"},
 			setup: func(t *testing.T, s *setupState) {
-				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.pem
+				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.CertPEM
 			}},
 		{name: "url certificate for another address only", confirm: "x509-wrong-name", check: doctor.CheckCertNames, cli: doctor.CheckCertNames,
 			want: []string{"(10.244.0.99) do not include 127.0.0.1"},
 			setup: func(t *testing.T, s *setupState) {
 				s.cert = func(string) tls.Certificate {
-					return issue(t, s.ca, nil, []net.IP{net.ParseIP("10.244.0.99")}, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour))
+					return testcert.Issue(t, s.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP("10.244.0.99")}}).TLSCertificate()
 				}
 			}},
 		{name: "url expired certificate", confirm: "x509-expired", check: doctor.CheckCertExpiry, cli: doctor.CheckCertExpiry,
 			want: []string{"the serving certificate expired at", "renew"},
 			setup: func(t *testing.T, s *setupState) {
 				s.cert = func(string) tls.Certificate {
-					return issue(t, s.ca, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(-72*time.Hour), time.Now().Add(-time.Hour))
+					return testcert.Issue(t, s.ca, pki.CertOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)},
+						NotBefore: time.Now().Add(-72 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
 				}
 			}},
 		{name: "url one-way webhook", confirm: "conversion-webhook-failed", check: doctor.CheckLive, cli: doctor.CheckLive,
@@ -291,11 +287,13 @@ func newSetupState(t *testing.T, bs brokenSetup) *setupState {
 		setupSeq.Unlock()
 	}
 	s := &setupState{group: "svc-" + short + ".doctor.example.com", service: "svc-" + short + "-webhook"}
-	s.ca = newAuthority(t, "doctor webhook CA")
-	s.otherCA = newAuthority(t, "another CA")
+	s.ca = testcert.CA(t, "doctor webhook CA")
+	s.otherCA = testcert.CA(t, "another CA")
 	s.cert = func(string) tls.Certificate {
-		return issue(t, s.ca, []string{s.service + "." + doctorNS + ".svc", s.service + "." + doctorNS + ".svc.cluster.local", "localhost"},
-			[]net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour))
+		return testcert.Issue(t, s.ca, pki.CertOptions{
+			DNSNames: []string{s.service + "." + doctorNS + ".svc", s.service + "." + doctorNS + ".svc.cluster.local", "localhost"},
+			IPs:      []net.IP{net.IPv4(127, 0, 0, 1)},
+		}).TLSCertificate()
 	}
 	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
 	if err != nil {
@@ -305,7 +303,7 @@ func newSetupState(t *testing.T, bs brokenSetup) *setupState {
 	crd.Name = "widgets." + s.group
 	cc := crd.Spec.Conversion.Webhook.ClientConfig
 	cc.Service.Namespace, cc.Service.Name = doctorNS, s.service
-	cc.CABundle = s.ca.pem
+	cc.CABundle = s.ca.CertPEM
 	s.crd = crd
 	data, err := os.ReadFile("../../examples/widget/conversion.yaml")
 	if err != nil {
@@ -491,50 +489,6 @@ func (r *recorder) code() int {
 		return http.StatusOK
 	}
 	return r.status
-}
-
-// --- certificates ---
-
-type authority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newAuthority(t *testing.T, name string) authority {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-96 * time.Hour), NotAfter: time.Now().Add(2 * 365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return authority{cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-func issue(t *testing.T, ca authority, names []string, ips []net.IP, notBefore, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "doctor webhook"},
-		DNSNames: names, IPAddresses: ips, NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/review"
@@ -63,6 +65,9 @@ func TestEnvtestWithSandboxAssets(t *testing.T) {
 	// Environment.CRDs: envtest drops the conversion webhook of a CRD
 	// whose kind its scheme does not know as convertible.
 	t.Setenv("KUBEBUILDER_ASSETS", assets) // as a user's test run would set it
+	// envtest logs through controller-runtime's logger; a user's suite
+	// sets one (without, controller-runtime prints a stack trace).
+	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	if err != nil {
