@@ -114,7 +114,7 @@ func (r *listMapRule) listToMap(o *Object, n node, listPath, mapPath Path) (node
 	if n.kind() != '[' {
 		return node{}, ruleErr(r, listPath, "value is %s, not a list", describe(n))
 	}
-	items, err := o.st.elements(n.raw)
+	items, err := o.st.elements(o.rawOf(&n))
 	if err != nil {
 		return node{}, wrapRuleErr(r, listPath, err)
 	}
@@ -287,16 +287,10 @@ func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, 
 // non-nil t, items that are objects are expanded in the same pass (and
 // refused if they hold a key twice, as expand refuses them).
 func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
-	var p parser
-	if off, ok := s.p.offsetOf(raw); ok {
-		// A list of the document: read it there, with the document's
-		// stop bits, rather than mark its bytes again.
-		p = parser{st: s, data: s.p.data[:off+len(raw)], pos: off, marks: s.p.marks}
-	} else {
-		p = s.subParser(raw)
+	p, sub := s.listParser(raw)
+	if sub {
 		defer s.done(&p)
 	}
-	p.stack = s.p.stack[len(s.p.stack):]
 	raw = p.data
 	p.pos++ // '['
 	p.skipSpace()
@@ -304,14 +298,9 @@ func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
 		return items, nil
 	}
 	for {
-		it, err := p.value(t)
+		it, err := p.item(t)
 		if err != nil {
 			return nil, err
-		}
-		if it.obj != nil {
-			if k, dup := duplicateKey(it.obj.members); dup {
-				return nil, fmt.Errorf("duplicate key %s in an object a rule changes", k)
-			}
 		}
 		items = append(items, it)
 		p.skipSpace()
@@ -324,4 +313,19 @@ func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
 		p.pos++ // ','
 		p.skipSpace()
 	}
+}
+
+// listParser returns a parser positioned on raw, a (valid) JSON array:
+// where it lies in the document, with the document's stop bits, rather
+// than marking its bytes again; else a parser of its own (sub), to be
+// handed back with done.
+func (s *state) listParser(raw []byte) (p parser, sub bool) {
+	if off, ok := s.p.offsetOf(raw); ok {
+		p = parser{st: s, data: s.p.data[:off+len(raw)], pos: off, marks: s.p.marks}
+	} else {
+		p, sub = s.subParser(raw), true
+	}
+	p.stack = s.p.stack[len(s.p.stack):]
+	p.items = s.p.items[len(s.p.items):]
+	return p, sub
 }

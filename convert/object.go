@@ -173,9 +173,10 @@ func (o *Object) Delete(p Path) ([]byte, bool, error) {
 	return o.rawOf(&n), true, nil
 }
 
-// rawOf returns the JSON of n, writing a modified object into scratch space.
+// rawOf returns the JSON of n, writing a modified object or list into
+// scratch space.
 func (o *Object) rawOf(n *node) []byte {
-	if n.obj == nil || !n.obj.modified {
+	if !n.changed() {
 		return n.raw
 	}
 	start := len(o.st.scratch)
@@ -188,7 +189,7 @@ func (o *Object) rawOf(n *node) []byte {
 func (o *Object) lookup(p Path) (*node, error) {
 	cur := &o.root
 	for _, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +212,7 @@ func (o *Object) set(p Path, v node) error {
 	}
 	cur := &o.root
 	for depth, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil {
 			return err
 		}
@@ -253,7 +254,7 @@ func (o *Object) del(p Path) (node, bool, error) {
 	var visited [16]*objNode
 	objs := visited[:0]
 	for depth, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil || !ok {
 			return node{}, false, err
 		}
@@ -318,7 +319,7 @@ func describe(n node) string {
 // it.
 func appendQuoted(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte(s[i]) {
 			return append(dst, quoteKey(s)...)
 		}
 	}
@@ -327,10 +328,30 @@ func appendQuoted(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// plainByte reports whether encoding/json writes c, a byte of a string, as
+// it is.
+func plainByte(c byte) bool {
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+}
+
 // quoteKey returns k as a JSON string.
 func quoteKey(k string) []byte {
 	b, _ := json.Marshal(k) // a string always marshals
 	return b
+}
+
+// stringBytes is stringOf without a copy: the content of the JSON string n
+// as written (a part of n.raw) when it holds no escape, else decoded.
+func stringBytes(n node) ([]byte, bool) {
+	if n.kind() != '"' {
+		return nil, false
+	}
+	inner := n.raw[1 : len(n.raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner, true
+	}
+	s, ok := stringOf(n)
+	return []byte(s), ok
 }
 
 // stringOf decodes n as a JSON string.

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -58,7 +59,7 @@ func singleton(kind string, from, to Path, otherwise Otherwise, spokeItem bool) 
 		return nil, err
 	}
 	r := &valueRule{kind: kind, from: f, to: t, aside: keep}
-	unwrap := func(n node) ([]byte, bool, error) {
+	unwrap := func(dst []byte, n node) ([]byte, bool, error) {
 		// st is not needed: the item is split with a parser of its own.
 		if n.kind() != '[' {
 			return nil, false, fmt.Errorf("value is %s, not a list", describe(n))
@@ -73,13 +74,12 @@ func singleton(kind string, from, to Path, otherwise Otherwise, spokeItem bool) 
 		if string(items[0]) == "null" {
 			return nil, false, asideErr("list holds one null, which the other version cannot tell from no value")
 		}
-		return items[0], true, nil
+		return append(dst, items[0]...), true, nil
 	}
-	wrap := func(n node) ([]byte, bool, error) {
-		out := make([]byte, 0, len(n.raw)+2)
-		out = append(out, '[')
-		out = n.write(out)
-		return append(out, ']'), true, nil
+	wrap := func(dst []byte, n node) ([]byte, bool, error) {
+		dst = append(dst, '[')
+		dst = n.write(dst)
+		return append(dst, ']'), true, nil
 	}
 	r.toHub, r.fromHub = unwrap, wrap
 	if spokeItem {
@@ -119,6 +119,7 @@ type Pattern struct {
 	// plain is set when every field takes any text: then the leftmost
 	// match the regexp finds is found by looking for each literal in turn.
 	plain bool
+	blits [][]byte // lits, as bytes
 }
 
 // ParsePattern parses a pattern.
@@ -181,6 +182,9 @@ func ParsePattern(s string) (*Pattern, error) {
 	p.lits = append(p.lits, lit.String())
 	re.WriteString(regexp.QuoteMeta(lit.String()))
 	re.WriteString(`)$`)
+	for _, l := range p.lits {
+		p.blits = append(p.blits, []byte(l))
+	}
 	p.plain = !strings.Contains(s, "{"+p.fields[0]+":")
 	for _, f := range p.fields {
 		if strings.Contains(s, "{"+f+":") {
@@ -232,28 +236,44 @@ func (p *Pattern) Split(s string) ([]string, bool) {
 }
 
 // splitPlain matches a pattern whose fields take any text, as the regexp
-// would: each field is as short as the rest allows, so it ends at the first
-// occurrence of the literal after it; the last literal ends the string.
+// would (see cutPlain).
 func (p *Pattern) splitPlain(s string) ([]string, bool) {
-	rest, ok := strings.CutPrefix(s, p.lits[0])
+	var buf [16]int
+	at, ok := p.cutPlain([]byte(s), buf[:0])
 	if !ok {
 		return nil, false
 	}
 	vals := make([]string, len(p.fields))
+	for i := range vals {
+		vals[i] = s[at[2*i]:at[2*i+1]]
+	}
+	return vals, true
+}
+
+// cutPlain matches a pattern whose fields take any text as the regexp
+// would: each field is as short as the rest allows, so it ends at the first
+// occurrence of the literal after it; the last literal ends the string. It
+// appends the start and end offsets of each field in s to at.
+func (p *Pattern) cutPlain(s []byte, at []int) ([]int, bool) {
+	if !bytes.HasPrefix(s, p.blits[0]) {
+		return nil, false
+	}
+	i := len(p.blits[0])
 	last := len(p.fields) - 1
-	for i := 0; i < last; i++ {
-		j := strings.Index(rest, p.lits[i+1])
+	for f := 0; f < last; f++ {
+		lit := p.blits[f+1]
+		j := bytes.Index(s[i:], lit)
 		if j < 0 {
 			return nil, false
 		}
-		vals[i], rest = rest[:j], rest[j+len(p.lits[i+1]):]
+		at = append(at, i, i+j)
+		i += j + len(lit)
 	}
-	v, ok := strings.CutSuffix(rest, p.lits[last+1])
-	if !ok {
+	end := len(s) - len(p.blits[last+1])
+	if end < i || !bytes.HasSuffix(s, p.blits[last+1]) {
 		return nil, false
 	}
-	vals[last] = v
-	return vals, true
+	return append(at, i, end), true
 }
 
 // Join writes the fields' values (in order) into the pattern.
@@ -309,80 +329,220 @@ func patternRule(kind string, from, to Path, pattern *Pattern, defaults map[stri
 		}
 	}
 	r := &valueRule{kind: kind, from: f, to: t, detail: fmt.Sprintf("pattern %q", pattern.src), aside: keep}
-	quotedNames := make([][]byte, len(pattern.fields))
-	for i, name := range pattern.fields {
-		quotedNames[i] = quoteKey(name)
-	}
-	split := func(n node) ([]byte, bool, error) {
-		s, ok := stringOf(n)
-		if !ok {
-			return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
-		}
-		vals, ok := pattern.Split(s)
-		if !ok {
-			return nil, false, asideErr("value %q does not match pattern %q", s, pattern.src)
-		}
-		size := 2
-		for i := range vals {
-			size += len(quotedNames[i]) + len(vals[i]) + 4
-		}
-		out := make([]byte, 1, size)
-		out[0] = '{'
-		for i := range vals {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, quotedNames[i]...)
-			out = append(out, ':')
-			out = appendQuoted(out, vals[i])
-		}
-		return append(out, '}'), true, nil
-	}
-	join := func(n node) ([]byte, bool, error) {
-		st := getState()
-		defer putState(st)
-		n = node{raw: n.write(nil)}
-		if ok, err := st.expand(&n); err != nil {
-			return nil, false, err
-		} else if !ok {
-			return nil, false, fmt.Errorf("value is %s, not an object with fields %s", describe(n), strings.Join(pattern.fields, ", "))
-		}
-		vals := make([]string, len(pattern.fields))
-		set := make([]bool, len(pattern.fields))
-		exact := true
-		for _, m := range n.obj.members {
-			k := decodeKey(m.rawKey)
-			i := slices.Index(pattern.fields, k)
-			if i < 0 {
-				return nil, false, asideErr("field %q is not in pattern %q", k, pattern.src)
-			}
-			s, ok := stringOf(m.val)
-			if !ok {
-				return nil, false, asideErr("field %q is %s, not a string", k, describe(m.val))
-			}
-			vals[i], set[i] = s, true
-		}
-		for i, name := range pattern.fields {
-			if set[i] {
-				continue
-			}
-			d, ok := defaults[name]
-			if !ok {
-				return nil, false, asideErr("field %q is missing and has no default", name)
-			}
-			vals[i], exact = d, false
-		}
-		s := pattern.Join(vals)
-		if back, ok := pattern.Split(s); !ok || !slices.Equal(back, vals) {
-			return nil, false, asideErr("fields %s join as %q, which does not split back into them (give the fields narrower patterns, such as {tag:[^:]+})", describeFields(pattern.fields, vals), s)
-		}
-		return quoteKey(s), exact, nil
-	}
-	r.toHub, r.fromHub = split, join
+	c := newPatternConv(pattern, defaults)
+	r.toHub, r.fromHub = c.split, c.join
 	if spokeObject {
-		r.toHub, r.fromHub = join, split
+		r.toHub, r.fromHub = c.join, c.split
 	}
 	return scoped(r, from), nil
+}
+
+// patternConv splits a string into an object by a pattern, and joins it
+// back. A string and an object whose parts JSON writes as they are (no
+// escapes, no byte encoding/json escapes) take a path that reads the bytes
+// the scan recorded and writes straight into the conversion's memory; any
+// other value, and every value that has no form on the other side, takes
+// the general path, which says why.
+type patternConv struct {
+	p           *Pattern
+	defaults    map[string]string
+	quotedNames [][]byte
+	dflt        [][]byte // each field's default, nil for none
+	// fast is set when the pattern's fields take any text and its
+	// literals, names and defaults are written as they are.
+	fast bool
+}
+
+// maxFastFields bounds the fields of the fast path's arrays.
+const maxFastFields = 8
+
+func newPatternConv(p *Pattern, defaults map[string]string) *patternConv {
+	c := &patternConv{p: p, defaults: defaults, fast: p.plain && len(p.fields) <= maxFastFields}
+	for _, name := range p.fields {
+		q := quoteKey(name)
+		c.quotedNames = append(c.quotedNames, q)
+		c.fast = c.fast && len(q) == len(name)+2
+	}
+	for _, l := range p.blits {
+		c.fast = c.fast && plainBytes(l)
+	}
+	for _, name := range p.fields {
+		var b []byte
+		if d, ok := defaults[name]; ok {
+			b = append([]byte{}, d...)
+			c.fast = c.fast && plainBytes(b)
+		}
+		c.dflt = append(c.dflt, b)
+	}
+	return c
+}
+
+// plainBytes reports whether appendQuoted writes b (as a string) as it
+// is, between quotes.
+func plainBytes(b []byte) bool {
+	for _, c := range b {
+		if !plainByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// split converts a string into the object of its fields.
+func (c *patternConv) split(dst []byte, n node) ([]byte, bool, error) {
+	if c.fast && n.kind() == '"' {
+		if s := n.raw[1 : len(n.raw)-1]; plainBytes(s) {
+			var buf [2 * maxFastFields]int
+			if at, ok := c.p.cutPlain(s, buf[:0]); ok {
+				dst = append(dst, '{')
+				for i, q := range c.quotedNames {
+					if i > 0 {
+						dst = append(dst, ',')
+					}
+					dst = append(dst, q...)
+					dst = append(dst, ':', '"')
+					dst = append(dst, s[at[2*i]:at[2*i+1]]...)
+					dst = append(dst, '"')
+				}
+				return append(dst, '}'), true, nil
+			}
+		}
+	}
+	return c.splitSlow(dst, n)
+}
+
+func (c *patternConv) splitSlow(dst []byte, n node) ([]byte, bool, error) {
+	s, ok := stringOf(n)
+	if !ok {
+		return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
+	}
+	vals, ok := c.p.Split(s)
+	if !ok {
+		return nil, false, asideErr("value %q does not match pattern %q", s, c.p.src)
+	}
+	dst = append(dst, '{')
+	for i := range vals {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, c.quotedNames[i]...)
+		dst = append(dst, ':')
+		dst = appendQuoted(dst, vals[i])
+	}
+	return append(dst, '}'), true, nil
+}
+
+// join converts the object of the fields back into the string.
+func (c *patternConv) join(dst []byte, n node) ([]byte, bool, error) {
+	if c.fast && n.obj != nil && n.obj.t == nil { // all its members
+		if out, exact, ok := c.joinFast(dst, n.obj); ok {
+			return out, exact, nil
+		}
+	}
+	return c.joinSlow(dst, n)
+}
+
+// joinFast joins an object the scan expanded whose keys are the fields,
+// once each, and whose values are strings written as they are; it reports
+// false for anything else, and for fields that would not split back into
+// themselves, which joinSlow then explains.
+func (c *patternConv) joinFast(dst []byte, o *objNode) ([]byte, bool, bool) {
+	var vals [maxFastFields][]byte
+	var set [maxFastFields]bool
+	for k := range o.members {
+		m := &o.members[k]
+		if m.deleted {
+			continue
+		}
+		i := -1
+		for j, q := range c.quotedNames {
+			if string(m.rawKey) == string(q) {
+				i = j
+				break
+			}
+		}
+		if i < 0 || set[i] || m.val.kind() != '"' {
+			return nil, false, false
+		}
+		v := m.val.raw[1 : len(m.val.raw)-1]
+		if !plainBytes(v) {
+			return nil, false, false
+		}
+		vals[i], set[i] = v, true
+	}
+	exact := true
+	for i := range c.p.fields {
+		if set[i] {
+			continue
+		}
+		if c.dflt[i] == nil {
+			return nil, false, false
+		}
+		vals[i], exact = c.dflt[i], false
+	}
+	start := len(dst)
+	dst = append(dst, '"')
+	for i := range c.p.fields {
+		dst = append(dst, c.p.blits[i]...)
+		dst = append(dst, vals[i]...)
+	}
+	dst = append(dst, c.p.blits[len(c.p.fields)]...)
+	dst = append(dst, '"')
+	// It splits back into the same fields.
+	s := dst[start+1 : len(dst)-1]
+	var buf [2 * maxFastFields]int
+	at, ok := c.p.cutPlain(s, buf[:0])
+	if !ok {
+		return nil, false, false
+	}
+	for i := range c.p.fields {
+		if !bytes.Equal(s[at[2*i]:at[2*i+1]], vals[i]) {
+			return nil, false, false
+		}
+	}
+	return dst, exact, true
+}
+
+func (c *patternConv) joinSlow(dst []byte, n node) ([]byte, bool, error) {
+	pattern := c.p
+	st := getState()
+	defer putState(st)
+	n = node{raw: n.write(nil)}
+	if ok, err := st.expand(&n); err != nil {
+		return nil, false, err
+	} else if !ok {
+		return nil, false, fmt.Errorf("value is %s, not an object with fields %s", describe(n), strings.Join(pattern.fields, ", "))
+	}
+	vals := make([]string, len(pattern.fields))
+	set := make([]bool, len(pattern.fields))
+	exact := true
+	for _, m := range n.obj.members {
+		k := decodeKey(m.rawKey)
+		i := slices.Index(pattern.fields, k)
+		if i < 0 {
+			return nil, false, asideErr("field %q is not in pattern %q", k, pattern.src)
+		}
+		s, ok := stringOf(m.val)
+		if !ok {
+			return nil, false, asideErr("field %q is %s, not a string", k, describe(m.val))
+		}
+		vals[i], set[i] = s, true
+	}
+	for i, name := range pattern.fields {
+		if set[i] {
+			continue
+		}
+		d, ok := c.defaults[name]
+		if !ok {
+			return nil, false, asideErr("field %q is missing and has no default", name)
+		}
+		vals[i], exact = d, false
+	}
+	s := pattern.Join(vals)
+	if back, ok := pattern.Split(s); !ok || !slices.Equal(back, vals) {
+		return nil, false, asideErr("fields %s join as %q, which does not split back into them (give the fields narrower patterns, such as {tag:[^:]+})", describeFields(pattern.fields, vals), s)
+	}
+	return appendQuoted(dst, s), exact, nil
 }
 
 func describeFields(names, vals []string) string {

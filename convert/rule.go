@@ -113,10 +113,14 @@ func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error))
 	if parent == nil {
 		return nil
 	}
-	if ok, err := o.st.expand(parent); err != nil || !ok {
+	srcKey, dstKey := src.segs[len(src.segs)-1], dst.segs[len(dst.segs)-1]
+	if ok, err := o.st.expandFor(parent, srcKey); err != nil || !ok {
 		return wrapRuleErr(r, src, err)
 	}
-	i := parent.obj.find(src.segs[len(src.segs)-1])
+	if _, err := o.st.expandFor(parent, dstKey); err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	i := parent.obj.find(srcKey)
 	if i < 0 {
 		return nil
 	}
@@ -127,10 +131,10 @@ func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error))
 		}
 		// conv may have grown the object's members (a kept value read
 		// from the annotation does not, but stay safe).
-		i = parent.obj.find(src.segs[len(src.segs)-1])
+		i = parent.obj.find(srcKey)
 	}
-	same := src.segs[len(src.segs)-1] == dst.segs[len(dst.segs)-1]
-	if !same && parent.obj.find(dst.segs[len(dst.segs)-1]) >= 0 {
+	same := srcKey == dstKey
+	if !same && parent.obj.find(dstKey) >= 0 {
 		return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
 	}
 	if err := o.markPath(parentPath); err != nil {
@@ -150,7 +154,7 @@ func moveWithin(o *Object, r Rule, src, dst Path, conv func(node) (node, error))
 func (o *Object) markPath(p Path) error {
 	cur := &o.root
 	for _, seg := range p.segs {
-		ok, err := o.st.expand(cur)
+		ok, err := o.st.expandFor(cur, seg)
 		if err != nil || !ok {
 			return err
 		}

@@ -29,6 +29,8 @@ type parser struct {
 	pos   int
 	depth int
 	stack []member // members of objects being scanned, moved to the arena when done
+	items []node   // items of lists being scanned, moved to the arena when done
+	spans []span   // spans of the members on stack of partial objects
 	kinds []byte   // open containers of jsonscan's Value
 	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
@@ -40,6 +42,12 @@ type parser struct {
 }
 
 func (p *parser) fail(msg string) error { return &syntaxError{Msg: msg, Off: p.pos} }
+
+// failAt is fail at offset i.
+func (p *parser) failAt(i int, msg string) error {
+	p.pos = i
+	return p.fail(msg)
+}
 
 func (p *parser) skipSpace() { p.pos = jsonscan.SkipSpace(p.data, p.pos) }
 
@@ -75,16 +83,26 @@ func (p *parser) parseDocument(t *trie) (node, error) {
 }
 
 // value scans one value at p.pos. When t is non-nil and the value is an
-// object, it is expanded (its members recorded, children on t expanded too).
+// object, it is expanded (its members recorded, children on t expanded too);
+// a list is expanded when t has a trie for its items.
 func (p *parser) value(t *trie) (node, error) {
 	d := p.data
 	start := p.pos
-	if t != nil && p.pos < len(d) && d[p.pos] == '{' {
-		o, err := p.object(t)
-		if err != nil {
-			return node{}, err
+	if t != nil && p.pos < len(d) {
+		switch {
+		case d[p.pos] == '{':
+			o, err := p.object(t)
+			if err != nil {
+				return node{}, err
+			}
+			return node{raw: d[start:p.pos], obj: o}, nil
+		case d[p.pos] == '[' && t.items != nil:
+			l, err := p.array(t.items)
+			if err != nil {
+				return node{}, err
+			}
+			return node{raw: d[start:p.pos], list: l}, nil
 		}
-		return node{raw: d[start:p.pos], obj: o}, nil
 	}
 	s := p.scanner()
 	end, err := s.Value(p.pos, p.depth)
@@ -113,7 +131,11 @@ func (p *parser) metadata() (node, error) {
 
 // object scans an object at p.pos, recording every member; members whose key
 // is on t and whose value is an object are expanded recursively.
-func (p *parser) object(t *trie) (*objNode, error) {
+func (p *parser) object(t *trie) (*objNode, error) { return p.objectOf(t, false) }
+
+// objectOf scans an object at p.pos; partial, it records only the members
+// on t (see objNode).
+func (p *parser) objectOf(t *trie, partial bool) (*objNode, error) {
 	p.depth++
 	if p.depth > jsonscan.MaxDepth {
 		p.depth--
@@ -121,65 +143,193 @@ func (p *parser) object(t *trie) (*objNode, error) {
 		_, err := s.Object(p.pos, p.depth+1, nil) // the depth error, where it is
 		return nil, err
 	}
-	o, err := p.objectBody(t)
+	o, err := p.objectBody(t, partial)
 	p.depth--
 	return o, err
 }
 
-func (p *parser) objectBody(t *trie) (*objNode, error) {
-	base := len(p.stack)
-	d := p.data
+func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
+	base, sbase, others := len(p.stack), len(p.spans), 0
+	d, marks := p.data, p.marks
 	s := p.scanner()
-	p.pos++ // '{'
-	p.skipSpace()
-	mc := jsonscan.NewMarkCache()
-	if p.pos < len(d) && d[p.pos] == '}' {
-		p.pos++
+	start := p.pos
+	// i is the position while scanning: p.pos is set from it before
+	// anything that reads it (errors, value).
+	i := jsonscan.SkipSpace(d, start+1)
+	if i < len(d) && d[i] == '}' {
+		p.pos = i + 1
+		if partial {
+			return p.st.newPartial(t, nil, nil, 0), nil
+		}
 		return p.st.newObj(nil), nil
 	}
+	mc := jsonscan.NewMarkCache()
+	var err error
 	for {
-		if p.pos >= len(d) {
-			return nil, p.fail("unexpected end of JSON input")
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
-		if d[p.pos] != '"' {
-			return nil, p.fail(fmt.Sprintf("invalid character %q looking for beginning of object key string", d[p.pos]))
+		if d[i] != '"' {
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 		}
-		ks := p.pos
-		end, plain, err := s.Key(&mc, ks) // plain: no escape before the closing quote
-		p.pos = end
-		if err != nil {
+		ks := i
+		plain := false // no escape, control or non-ASCII byte: equal only as bytes
+		if j := mc.StringEnd(d, marks, i); j > 0 {
+			i, plain = j, true
+		} else if i, _, err = s.String(i); err != nil {
 			return nil, err
 		}
-		rawKey := d[ks:p.pos]
-		p.skipSpace()
-		if p.pos >= len(d) {
-			return nil, p.fail("unexpected end of JSON input")
+		rawKey := d[ks:i]
+		i = jsonscan.SkipSpace(d, i)
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
-		if d[p.pos] != ':' {
-			return nil, p.fail(fmt.Sprintf("invalid character %q after object key", d[p.pos]))
+		if d[i] != ':' {
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key", d[i]))
 		}
-		p.pos++
-		p.skipSpace()
-		ct := t.child(rawKey)
-		if ct != nil {
+		i = jsonscan.SkipSpace(d, i+1)
+		ct := t.values
+		if !plain || t.lens&(1<<min(len(rawKey), 63)) != 0 {
+			ct = t.childKey(rawKey, plain)
+		}
+		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
-			for i := base; i < len(p.stack); i++ {
-				if rawKeysEqual(p.stack[i].rawKey, rawKey) {
+			for k := base; k < len(p.stack); k++ {
+				m := &p.stack[k]
+				if plain && m.plain && string(m.rawKey) != string(rawKey) {
+					continue
+				}
+				if rawKeysEqual(m.rawKey, rawKey) {
 					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", rawKey), Off: ks}
 				}
 			}
 		}
+		// The value: a string or any value off the trie is checked here,
+		// with the object's scanner and mark cache (most members of an
+		// object are such values); what the trie expands, by value.
 		var v node
-		if p.head != nil && ct == nil && p.depth == baseDepth+1 && keyIs(rawKey, "metadata") {
-			v, err = p.metadata()
+		vs := i
+		switch {
+		case p.head != nil && ct == nil && p.depth == baseDepth+1 && keyIs(rawKey, "metadata"):
+			// The document's metadata: its head read in the same pass.
+			p.pos = i
+			if v, err = p.metadata(); err != nil {
+				return nil, err
+			}
+			i = p.pos
+		case i < len(d) && d[i] == '"':
+			if j := mc.StringEnd(d, marks, i); j > 0 {
+				i = j
+			} else if i, _, err = s.String(i); err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:i]
+		case i < len(d) && (d[i] == '-' || d[i] >= '0' && d[i] <= '9'):
+			if i, err = jsonscan.Number(d, i); err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:i]
+		case ct == nil || i >= len(d) || d[i] != '{' && (d[i] != '[' || ct.items == nil):
+			i, err = s.Value(i, p.depth)
+			p.kinds = s.Stack
+			if err != nil {
+				return nil, err
+			}
+			v.raw = d[vs:i]
+		default:
+			p.pos = i
+			if v, err = p.value(ct); err != nil {
+				return nil, err
+			}
+			i = p.pos
+		}
+		switch {
+		case partial && ct == nil:
+			others++ // checked, not held
+		case partial:
+			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+			p.spans = append(p.spans, span{ks - start, ks + len(rawKey) - start, i - start})
+		default:
+			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+		}
+		i = jsonscan.SkipSpace(d, i)
+		if i >= len(d) {
+			return nil, p.failAt(i, "unexpected end of JSON input")
+		}
+		switch d[i] {
+		case ',':
+			i = jsonscan.SkipSpace(d, i+1)
+		case '}':
+			p.pos = i + 1
+			if t.values != nil {
+				// Every value is on the trie: check the keys at once
+				// (by a map when there are many), not each against all.
+				if k, dup := duplicateKey(p.stack[base:]); dup {
+					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", k), Off: cap(d) - cap(k)}
+				}
+			}
+			var o *objNode
+			if partial {
+				o = p.st.newPartial(t, p.stack[base:], p.spans[sbase:], others)
+				p.spans = p.spans[:sbase]
+			} else {
+				o = p.st.newObj(p.stack[base:])
+			}
+			p.stack = p.stack[:base]
+			return o, nil
+		default:
+			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key:value pair", d[i]))
+		}
+	}
+}
+
+// itemsInFull makes the scan read every member of the items of lists, as
+// it reads objects: the tests' reference for partial items.
+var itemsInFull = false
+
+// array scans a list at p.pos, recording its items, each read on t (an
+// object expanded, a list with items on t expanded too).
+func (p *parser) array(t *trie) (*listNode, error) {
+	p.depth++
+	if p.depth > jsonscan.MaxDepth {
+		s := p.scanner()
+		_, err := s.Array(p.pos, p.depth, nil) // the depth error, where it is
+		p.depth--
+		return nil, err
+	}
+	l, err := p.arrayBody(t)
+	p.depth--
+	return l, err
+}
+
+func (p *parser) arrayBody(t *trie) (*listNode, error) {
+	base := len(p.items)
+	d := p.data
+	p.pos++ // '['
+	p.skipSpace()
+	if p.pos < len(d) && d[p.pos] == ']' {
+		p.pos++
+		return p.st.newList(nil), nil
+	}
+	for {
+		var it node
+		if p.pos < len(d) && d[p.pos] == '{' {
+			// An object item: partially, only what the rules on the
+			// items read.
+			start := p.pos
+			o, err := p.objectOf(t, !itemsInFull)
+			if err != nil {
+				return nil, err
+			}
+			it = node{raw: d[start:p.pos], obj: o}
 		} else {
-			v, err = p.value(ct)
+			var err error
+			if it, err = p.value(t); err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+		p.items = append(p.items, it)
 		p.skipSpace()
 		if p.pos >= len(d) {
 			return nil, p.fail("unexpected end of JSON input")
@@ -188,15 +338,32 @@ func (p *parser) objectBody(t *trie) (*objNode, error) {
 		case ',':
 			p.pos++
 			p.skipSpace()
-		case '}':
+		case ']':
 			p.pos++
-			o := p.st.newObj(p.stack[base:])
-			p.stack = p.stack[:base]
-			return o, nil
+			l := p.st.newList(p.items[base:])
+			p.items = p.items[:base]
+			return l, nil
 		default:
-			return nil, p.fail(fmt.Sprintf("invalid character %q after object key:value pair", d[p.pos]))
+			return nil, p.fail(fmt.Sprintf("invalid character %q after array element", d[p.pos]))
 		}
 	}
+}
+
+// item scans one item of a list on t. An object item is refused if it
+// holds a key twice: a rule runs on the item as a whole, and a rule
+// reading one copy would pass the other through.
+func (p *parser) item(t *trie) (node, error) {
+	start := p.pos
+	it, err := p.value(t)
+	if err != nil {
+		return node{}, err
+	}
+	if it.obj != nil {
+		if k, dup := duplicateKey(it.obj.members); dup {
+			return node{}, &syntaxError{Msg: fmt.Sprintf("duplicate key %s in an object a rule changes", k), Off: start}
+		}
+	}
+	return it, nil
 }
 
 // rawKeysEqual reports whether two quoted keys decode to the same string.

@@ -38,6 +38,9 @@ func FuzzScanAgreesWithAPIServer(f *testing.F) {
 	t := &trie{}
 	t.add(MustPath("spec.template.x"))
 	t.add(MustPath("metadata.annotations"))
+	t.add(MustPath("spec.x[*].y"))
+	t.add(MustPath("spec.m.*.z"))
+	t.add(MustPath("spec.l[*][*]"))
 	f.Fuzz(func(tt *testing.T, data []byte) {
 		st := getState()
 		defer putState(st)

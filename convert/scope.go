@@ -22,6 +22,7 @@ type scopedRule struct {
 	// the items themselves, which runs on the items directly: no walk from
 	// the item object's root.
 	rename *[2]string
+	quoted [2][]byte // the rename's keys as JSON
 	// toHub and fromHub are what runs on each item.
 	toHub, fromHub func(*Object) error
 }
@@ -44,59 +45,68 @@ func scoped(inner Rule, at Path) Rule {
 	r.toHub, r.fromHub = inner.ToHub, inner.FromHub
 	if rn, ok := inner.(*renameRule); ok && len(rn.from.segs) == 2 && len(rn.to.segs) == 2 {
 		r.rename = &[2]string{rn.from.segs[1], rn.to.segs[1]}
-		r.toHub, r.fromHub = r.renameItem(r.rename[0], r.rename[1]), r.renameItem(r.rename[1], r.rename[0])
+		for i, k := range r.rename {
+			q := quoteKey(k)
+			r.quoted[i] = q[:len(q):len(q)]
+		}
+		r.toHub, r.fromHub = r.renameItem(0, 1), r.renameItem(1, 0)
 	}
 	return r
 }
 
 func (r *scopedRule) String() string { return r.inner.String() }
 
-// paths are the objects the scanner expands: those leading to the first
-// list or map, and what the inner rule reads outside the items (the
-// annotations).
+// paths are what the scanner expands: the lists and maps of the scope, and
+// in their items what the inner rule reads (its paths, through the
+// selectors), so that each walks items the scan read, and what the inner
+// rule reads outside the items (the annotations).
 func (r *scopedRule) paths() []Path {
 	out := []Path{{segs: r.scope[0].segs}}
 	if pr, ok := r.inner.(pathRule); ok {
-		for _, p := range pr.paths() {
-			if !p.inner {
-				out = append(out, p)
-			}
-		}
+		out = append(out, pr.paths()...)
 	}
 	return out
 }
 
-func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub) }
-func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub) }
+func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub, 0) }
+func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1) }
 
-// renameItem renames key src of an item to dst, as the rename rule would,
-// in place: it marks the item object modified, which is how each sees it
-// changed.
-func (r *scopedRule) renameItem(src, dst string) func(*Object) error {
-	return func(o *Object) error {
-		it := &o.root.obj.members[0].val
-		if ok, err := o.st.expand(it); err != nil || !ok {
-			return wrapRuleErr(r, Path{segs: []string{itemKey}}, err)
-		}
-		i := it.obj.find(src)
-		if i < 0 {
-			return nil
-		}
-		if it.obj.find(dst) >= 0 {
-			s, d := o.ptrBase()+"/"+EscapePointerToken(src), o.ptrBase()+"/"+EscapePointerToken(dst)
-			return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
-				Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
-		}
-		m := &it.obj.members[i]
-		m.rawKey = o.st.quote(dst)
-		m.plain = bytes.IndexByte(m.rawKey, '\\') < 0
-		it.obj.modified = true
+// renameItem renames key r.rename[from] of an item to r.rename[to], as the
+// rename rule would, in place: it marks the item object modified, which is
+// how each sees it changed.
+func (r *scopedRule) renameItem(from, to int) func(*Object) error {
+	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to) }
+}
+
+// renameIn renames key from of r.rename to key to in the item it, which o
+// (the item object) names in errors.
+func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
+	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
+	if ok, err := o.st.expandFor(it, src); err != nil {
+		return r.fail(o.ptrBase(), err)
+	} else if !ok {
+		return nil // not an object: nothing to rename
+	}
+	if _, err := o.st.expandFor(it, dst); err != nil {
+		return r.fail(o.ptrBase(), err)
+	}
+	i := it.obj.find(src)
+	if i < 0 {
 		return nil
 	}
+	if it.obj.find(dst) >= 0 {
+		s, d := o.ptrBase()+"/"+EscapePointerToken(src), o.ptrBase()+"/"+EscapePointerToken(dst)
+		return &Error{Index: -1, Pointer: d, Rule: r.String(), abs: true,
+			Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
+	}
+	m := &it.obj.members[i]
+	m.rawKey, m.plain = q, bytes.IndexByte(q, '\\') < 0
+	it.obj.modified = true
+	return nil
 }
 
 // each runs apply on every item selected by r.scope[depth:] under o.
-func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error {
+func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir int) error {
 	if depth == len(r.scope) {
 		err := apply(o)
 		if e, ok := err.(*Error); ok && !e.abs && o.top != nil {
@@ -132,7 +142,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 				continue
 			}
 			sub.item.key = decodeKey(m.rawKey)
-			v, ch, err := r.item(sub, depth, apply, m.val)
+			v, ch, err := r.item(sub, depth, apply, dir, m.val)
 			if err != nil {
 				return err
 			}
@@ -155,16 +165,17 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 		}
 		return r.fail(o.pointer(at), fmt.Errorf("value is %s, not a list%s", describe(*n), hint))
 	}
-	items, err := o.st.elementsTo(o.st.itemList(depth), n.raw, &itemTrie)
-	o.st.lists[depth] = items[:0]
-	if err != nil {
+	// The items as the scan read them (or, for a list a rule made,
+	// read now), changed in place.
+	if _, err := o.st.expandList(n, &itemTrie); err != nil {
 		return r.fail(o.pointer(at), err)
 	}
+	l := n.list
 	changed := false
-	for i := range items {
+	for i := range l.items {
 		sub.item.index = i
 		if st.sel.kind != selItems {
-			keyRaw, match, err := selectItem(o, &items[i], st.sel)
+			keyRaw, match, err := selectItem(o, &l.items[i], st.sel)
 			if err != nil {
 				return r.fail(sub.ptrBase(), err)
 			}
@@ -173,28 +184,28 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 			}
 			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
-		v, ch, err := r.item(sub, depth, apply, items[i])
+		if r.rename != nil && depth == len(r.scope)-1 {
+			// A rename between two keys of the items: on the item
+			// itself, with no item object around it.
+			if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
+				return err
+			}
+			changed = changed || l.items[i].changed()
+			continue
+		}
+		v, ch, err := r.item(sub, depth, apply, dir, l.items[i])
 		if err != nil {
 			return err
 		}
 		if ch {
-			items[i], changed = v, true
+			l.items[i], changed = v, true
 		}
 	}
 	if !changed {
 		return nil
 	}
-	start := len(o.st.scratch)
-	o.st.scratch = append(o.st.scratch, '[')
-	for i := range items {
-		if i > 0 {
-			o.st.scratch = append(o.st.scratch, ',')
-		}
-		o.st.scratch = items[i].write(o.st.scratch)
-	}
-	o.st.scratch = append(o.st.scratch, ']')
-	list := o.st.scratch[start:len(o.st.scratch):len(o.st.scratch)]
-	if err := o.set(at, node{raw: list}); err != nil {
+	l.modified = true
+	if err := o.markPath(at); err != nil {
 		return r.fail(o.pointer(at), err)
 	}
 	return nil
@@ -202,9 +213,9 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error) error
 
 // item runs the rest of the scope on one item, held by sub, and returns
 // the item after it, and whether it changed.
-func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it node) (node, bool, error) {
+func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, dir int, it node) (node, bool, error) {
 	sub.root = node{obj: sub.st.itemRoot(depth, it)}
-	if err := r.each(sub, depth+1, apply); err != nil {
+	if err := r.each(sub, depth+1, apply, dir); err != nil {
 		return node{}, false, err
 	}
 	m := &sub.root.obj.members[0]
@@ -212,20 +223,20 @@ func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, it 
 		return node{}, false, r.fail(sub.ptrBase(), fmt.Errorf("the rule removed the item itself"))
 	}
 	v := m.val
-	changed := v.obj != nil && v.obj.modified || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
+	changed := v.changed() || len(v.raw) != len(it.raw) || len(v.raw) > 0 && &v.raw[0] != &it.raw[0]
 	return v, changed, nil
 }
 
 var itemKeyQuoted = []byte(`"` + itemKey + `"`)
 
-// itemTrie expands the items of a list while it is split: a rule on the
-// items reads inside them.
+// itemTrie expands the items of a list a rule made (the scan expands those
+// of the object on the rules' trie): a rule on the items reads inside them.
 var itemTrie trie
 
 // selectItem reads the list-map key of an item: its value as JSON (one
 // spelling for every escape of a string), and whether it matches sel.
 func selectItem(o *Object, it *node, sel selector) ([]byte, bool, error) {
-	if ok, err := o.st.expand(it); err != nil {
+	if ok, err := o.st.expandFor(it, sel.key); err != nil {
 		return nil, false, err
 	} else if !ok {
 		return nil, false, fmt.Errorf("item is %s, not an object with key field %q", describe(*it), sel.key)

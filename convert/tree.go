@@ -12,17 +12,60 @@ import (
 
 // node is one JSON value. raw holds its bytes: a span of the input, or bytes
 // a rule produced. obj is set when the value is an object that was expanded
-// because a rule (or a Go function) looks inside it.
+// because a rule (or a Go function) looks inside it; list when it is a list
+// whose items a rule works on (see trie.items).
 type node struct {
-	raw []byte
-	obj *objNode
+	raw  []byte
+	obj  *objNode
+	list *listNode
+}
+
+// listNode is an expanded list. Until modified is set, writing it copies
+// raw unchanged.
+type listNode struct {
+	items    []node
+	modified bool
+}
+
+// changed reports whether n was changed in place since it was read: then
+// raw is stale and only write (or Object.rawOf) gives its JSON.
+func (n *node) changed() bool {
+	return n.obj != nil && n.obj.modified || n.list != nil && n.list.modified
 }
 
 // objNode is an expanded object. Until modified is set, writing it copies
 // raw unchanged, so whitespace and everything else stay as they came.
+//
+// An item of a list on a rule's path is read partially by the scan: only
+// its members on the trie of the list's items (t) are held, each with
+// where it lies in the item's raw bytes (spans); others counts the members
+// it does not hold. Rules on the items name only members on t; anything
+// that needs every member (expand) first reads the item in full.
+// Writing a changed partial object copies what it does not hold from raw.
 type objNode struct {
 	members  []member
 	modified bool
+	t        *trie  // set for a partial object
+	spans    []span // of members, in raw; new members have none
+	others   int
+}
+
+// span is where a member lies in the raw bytes of its object: its key from
+// start to keyEnd, its value ending at end.
+type span struct{ start, keyEnd, end int }
+
+// covers reports whether find answers for key k: always for a full
+// object, and for a partial one when k is on its trie.
+func (o *objNode) covers(k string) bool {
+	if o.t == nil || o.t.values != nil {
+		return true
+	}
+	for i := range o.t.children {
+		if o.t.children[i].key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // member is one key/value pair; rawKey is the key exactly as written,
@@ -89,7 +132,7 @@ func (o *objNode) find(k string) int {
 
 // live reports the number of members not deleted.
 func (o *objNode) live() int {
-	n := 0
+	n := o.others
 	for i := range o.members {
 		if !o.members[i].deleted {
 			n++
@@ -101,8 +144,21 @@ func (o *objNode) live() int {
 // trie holds the paths the rules look at; objects on it are expanded while
 // the document is scanned. Tries are small (a few keys a level), so the
 // children are a slice scanned with a byte comparison of the quoted key.
+//
+// A path through lists and maps continues below its selectors: items is
+// the trie of the items of a list on the path ([*], [key=*], [key=value]),
+// values that of every value of a map (.*). A list with items is expanded
+// in the same scan, its items read on items, so that a rule on every item
+// walks them once, reading what the scan recorded, and never scans their
+// bytes again.
 type trie struct {
 	children []trieChild
+	items    *trie
+	values   *trie
+	// lens has bit n set when a child's quoted key is n bytes long (n <
+	// 64; bit 63 for longer ones): most keys of a document are told
+	// apart from the children by their length alone.
+	lens uint64
 }
 
 type trieChild struct {
@@ -111,6 +167,37 @@ type trieChild struct {
 	t      *trie
 }
 
+// quoteAsWritten returns k as a JSON string with only the escapes JSON
+// requires, the spelling a plain key of a document matches as bytes (a
+// key such as "a<b" is written so, not as encoding/json writes it).
+func quoteAsWritten(k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' {
+			return quoteKey(k)
+		}
+	}
+	return []byte(`"` + k + `"`)
+}
+
+// childKey is child for a key known to be plain (no escape, control or
+// non-ASCII byte), which equals a key only as bytes.
+func (t *trie) childKey(rawKey []byte, plain bool) *trie {
+	if !plain {
+		return t.child(rawKey)
+	}
+	if t.lens&(1<<min(len(rawKey), 63)) == 0 {
+		return t.values
+	}
+	for i := range t.children {
+		if q := t.children[i].quoted; len(q) == len(rawKey) && string(q) == string(rawKey) {
+			return t.children[i].t
+		}
+	}
+	return t.values
+}
+
+// child returns the trie of the member rawKey: its own, else that of every
+// value of a map (values), else nil.
 func (t *trie) child(rawKey []byte) *trie {
 	if t == nil {
 		return nil
@@ -121,7 +208,7 @@ func (t *trie) child(rawKey []byte) *trie {
 		}
 	}
 	if bytes.IndexByte(rawKey, '\\') < 0 {
-		return nil
+		return t.values
 	}
 	// An escaped spelling of a key ("\u0073pec") is still that key.
 	k := decodeKey(rawKey)
@@ -130,11 +217,35 @@ func (t *trie) child(rawKey []byte) *trie {
 			return t.children[i].t
 		}
 	}
-	return nil
+	return t.values
 }
 
+// add puts p on the trie, through its selectors: the keys to each list or
+// map, then its items or values, then the keys inside them.
 func (t *trie) add(p Path) {
-	for _, seg := range p.segs {
+	for _, st := range p.scope {
+		t = t.addSegs(st.segs)
+		next := &t.items
+		if st.sel.kind == selValues {
+			next = &t.values
+		}
+		if *next == nil {
+			*next = &trie{}
+		}
+		t = *next
+		if st.sel.key != "" {
+			t.addSegs([]string{st.sel.key}) // the list-map key the selector reads
+		}
+	}
+	segs := p.segs
+	if p.inner {
+		segs = segs[1:] // itemKey: the item itself
+	}
+	t.addSegs(segs)
+}
+
+func (t *trie) addSegs(segs []string) *trie {
+	for _, seg := range segs {
 		var c *trie
 		for i := range t.children {
 			if t.children[i].key == seg {
@@ -143,10 +254,13 @@ func (t *trie) add(p Path) {
 		}
 		if c == nil {
 			c = &trie{}
-			t.children = append(t.children, trieChild{quoted: quoteKey(seg), key: seg, t: c})
+			q := quoteAsWritten(seg)
+			t.children = append(t.children, trieChild{quoted: q, key: seg, t: c})
+			t.lens |= 1 << min(len(q), 63)
 		}
 		t = c
 	}
+	return t
 }
 
 // state is the scratch memory of one conversion, pooled so that steady-state
@@ -156,14 +270,16 @@ type state struct {
 	obj     Object
 	objs    []objNode
 	members []member
+	lists   []listNode
+	items   []node
+	spans   []span
 	scratch []byte
 	// marks is stop-bit memory for parsers of values inside the
 	// conversion (see subParser).
 	marks []uint64
-	// subs and lists are, for each depth of nested selectors, the item
-	// object and the list items a scoped rule works with.
+	// subs and roots are, for each depth of nested selectors, the item
+	// object a scoped rule works with and its root.
 	subs  []*Object
-	lists [][]node
 	roots []*objNode
 }
 
@@ -185,14 +301,6 @@ func (s *state) subObject(d int) *Object {
 		s.subs = append(s.subs, &Object{})
 	}
 	return s.subs[d]
-}
-
-// itemList returns the spare item slice of nesting depth d.
-func (s *state) itemList(d int) []node {
-	for len(s.lists) <= d {
-		s.lists = append(s.lists, nil)
-	}
-	return s.lists[d][:0]
 }
 
 // subParser returns a parser for data, a value inside the conversion (an
@@ -217,7 +325,7 @@ func (s *state) done(p *parser) {
 const maxPooledMarks = jsonscan.MaxPooledMarks
 
 var statePool = sync.Pool{New: func() any {
-	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256)}
+	s := &state{objs: make([]objNode, 0, 32), members: make([]member, 0, 256), lists: make([]listNode, 0, 8), items: make([]node, 0, 64)}
 	s.p.st = s
 	return s
 }}
@@ -228,17 +336,18 @@ func putState(s *state) {
 	// Drop references into the caller's buffers before pooling.
 	clear(s.objs)
 	clear(s.members)
+	clear(s.lists)
+	clear(s.items)
+	s.spans = s.spans[:0]
 	clear(s.p.stack)
+	clear(s.p.items[:cap(s.p.items)])
 	s.objs, s.members, s.p.stack = s.objs[:0], s.members[:0], s.p.stack[:0]
+	s.lists, s.items, s.p.items = s.lists[:0], s.items[:0], s.p.items[:0]
 	for _, o := range s.subs {
 		*o = Object{}
 	}
 	for _, o := range s.roots {
 		clear(o.members[:cap(o.members)])
-	}
-	for i := range s.lists {
-		clear(s.lists[i][:cap(s.lists[i])])
-		s.lists[i] = s.lists[i][:0]
 	}
 	s.p.data = nil
 	s.obj = Object{}
@@ -272,9 +381,78 @@ func (s *state) newObj(ms []member) *objNode {
 		s.members = make([]member, 0, max(2*cap(s.members), 2*len(ms)))
 	}
 	b := len(s.members)
-	s.members = append(s.members, ms...)
+	if len(ms) <= 4 {
+		// An object of a few members held (a partial item, mostly):
+		// cheaper one by one than through a typed slice copy.
+		for i := range ms {
+			s.members = append(s.members, ms[i])
+		}
+	} else {
+		s.members = append(s.members, ms...)
+	}
 	o.members = s.members[b:len(s.members):len(s.members)]
 	return o
+}
+
+// newPartial returns a partial objNode of trie t (see objNode) holding
+// copies of ms and their spans sp.
+func (s *state) newPartial(t *trie, ms []member, sp []span, others int) *objNode {
+	o := s.newObj(ms)
+	if len(sp) > 0 {
+		if len(s.spans)+len(sp) > cap(s.spans) {
+			s.spans = make([]span, 0, max(64, 2*cap(s.spans), 2*len(sp)))
+		}
+		b := len(s.spans)
+		s.spans = append(s.spans, sp...)
+		o.spans = s.spans[b:len(s.spans):len(s.spans)]
+	} else {
+		o.spans = nil
+	}
+	o.t, o.others = t, others
+	return o
+}
+
+// newList returns a listNode holding a copy of items, from the arena when
+// there is room; like newObj, without spare capacity.
+func (s *state) newList(items []node) *listNode {
+	if len(s.lists) == cap(s.lists) {
+		s.lists = make([]listNode, 0, max(8, 2*cap(s.lists)))
+	}
+	s.lists = s.lists[:len(s.lists)+1]
+	l := &s.lists[len(s.lists)-1]
+	if len(items) == 0 {
+		l.items = nil
+		return l
+	}
+	if len(s.items)+len(items) > cap(s.items) {
+		s.items = make([]node, 0, max(2*cap(s.items), 2*len(items)))
+	}
+	b := len(s.items)
+	s.items = append(s.items, items...)
+	l.items = s.items[b:len(s.items):len(s.items)]
+	return l
+}
+
+// expandList makes n, a list, an expanded one (its items read on t), as
+// the scan makes the lists on a rule's path. It reports false for any
+// other value.
+func (s *state) expandList(n *node, t *trie) (bool, error) {
+	if n.list != nil {
+		return true, nil
+	}
+	if n.kind() != '[' {
+		return false, nil
+	}
+	p, sub := s.listParser(n.raw)
+	l, err := p.array(t)
+	if sub {
+		s.done(&p)
+	}
+	if err != nil {
+		return false, err
+	}
+	n.list = l
+	return true, nil
 }
 
 // bytes returns b copied into the conversion's scratch memory.
@@ -289,7 +467,7 @@ func (s *state) quote(k string) []byte {
 	start := len(s.scratch)
 	plain := true
 	for i := 0; i < len(k); i++ {
-		if c := k[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte(k[i]) {
 			plain = false
 			break
 		}
@@ -304,11 +482,31 @@ func (s *state) quote(k string) []byte {
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
 }
 
-// expand makes n an expanded object if it is an object. It reports false for
-// any other value.
+// expandFor makes n an expanded object that can answer find(k): as
+// expand, but a partial object on whose trie k is stays as it is.
+func (s *state) expandFor(n *node, k string) (bool, error) {
+	if n.obj != nil && n.obj.covers(k) {
+		return true, nil
+	}
+	return s.expand(n)
+}
+
+// expand makes n an expanded object holding all its members, if it is an
+// object (a partial one is read in full). It reports false for any other
+// value.
 func (s *state) expand(n *node) (bool, error) {
 	if n.obj != nil {
-		return true, nil
+		if n.obj.t == nil {
+			return true, nil
+		}
+		// A partial object, as a rule may have changed it, read in full.
+		raw := n.raw
+		if n.obj.modified {
+			start := len(s.scratch)
+			s.scratch = n.write(s.scratch)
+			raw = s.scratch[start:len(s.scratch):len(s.scratch)]
+		}
+		*n = node{raw: raw}
 	}
 	if n.kind() != '{' {
 		return false, nil
@@ -361,8 +559,21 @@ func duplicateKey(ms []member) ([]byte, bool) {
 
 // write appends the JSON of n to dst.
 func (n *node) write(dst []byte) []byte {
+	if n.list != nil && n.list.modified {
+		dst = append(dst, '[')
+		for i := range n.list.items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = n.list.items[i].write(dst)
+		}
+		return append(dst, ']')
+	}
 	if n.obj == nil || !n.obj.modified {
 		return append(dst, n.raw...)
+	}
+	if n.obj.t != nil {
+		return n.writePartial(dst)
 	}
 	dst = append(dst, '{')
 	first := true
@@ -380,4 +591,83 @@ func (n *node) write(dst []byte) []byte {
 		dst = m.val.write(dst)
 	}
 	return append(dst, '}')
+}
+
+// writePartial appends the JSON of n, a changed partial object: the members
+// it holds as they are now, and between them what it does not hold, copied
+// from raw (trimmed of the space and commas around it).
+func (n *node) writePartial(dst []byte) []byte {
+	o, raw := n.obj, n.raw
+	if len(o.members) == len(o.spans) {
+		// No member added: keep every byte but the keys and values
+		// that changed.
+		pos, kept := 0, true
+		for i := range o.members {
+			if o.members[i].deleted {
+				kept = false
+				break
+			}
+		}
+		for i := 0; kept && i < len(o.members); i++ {
+			m, sp := &o.members[i], o.spans[i]
+			dst = append(dst, raw[pos:sp.start]...)
+			dst = append(dst, m.rawKey...)
+			if v := m.val.raw; !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)] {
+				dst = append(dst, raw[sp.keyEnd:sp.end]...) // the colon and the value as they were
+			} else {
+				dst = append(dst, ':')
+				dst = m.val.write(dst)
+			}
+			pos = sp.end
+		}
+		if kept {
+			return append(dst, raw[pos:]...)
+		}
+	}
+	dst = append(dst, '{')
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+	}
+	gap := func(b []byte) {
+		if b = trimGap(b); len(b) > 0 {
+			sep()
+			dst = append(dst, b...)
+		}
+	}
+	pos := 1 // after '{'
+	for i := range o.members {
+		m := &o.members[i]
+		if i < len(o.spans) {
+			gap(raw[pos:o.spans[i].start])
+			pos = o.spans[i].end
+		} else if i == len(o.spans) {
+			gap(raw[pos : len(raw)-1])
+			pos = len(raw) - 1
+		}
+		if m.deleted {
+			continue
+		}
+		sep()
+		dst = append(dst, m.rawKey...)
+		dst = append(dst, ':')
+		dst = m.val.write(dst)
+	}
+	gap(raw[pos : len(raw)-1])
+	return append(dst, '}')
+}
+
+// trimGap trims b, bytes of an object between two members, of the space
+// and commas at its ends.
+func trimGap(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ',' || jsonscan.IsSpace(b[0])) {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ',' || jsonscan.IsSpace(b[len(b)-1])) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -23,13 +23,18 @@ type valueRule struct {
 	kind     string
 	from, to Path
 	detail   string
-	// toHub and fromHub return the converted raw value and whether it is
-	// exact (converting it back gives the input again). An *asideError
-	// says the value has no form in the destination: with aside set, it is
-	// kept in the preserved annotation instead of failing.
-	toHub, fromHub func(n node) ([]byte, bool, error)
+	// toHub and fromHub append the converted raw value to dst (the
+	// conversion's scratch memory, so that converting a value allocates
+	// nothing of its own) and report whether it is exact (converting it
+	// back gives the input again). An *asideError says the value has no
+	// form in the destination: with aside set, it is kept in the preserved
+	// annotation instead of failing.
+	toHub, fromHub valueFunc
 	aside          bool
 }
+
+// valueFunc converts the value n, appending the result to dst.
+type valueFunc func(dst []byte, n node) ([]byte, bool, error)
 
 func (r *valueRule) String() string {
 	s := fmt.Sprintf("%s %s", r.kind, r.from)
@@ -49,7 +54,7 @@ func (r *valueRule) paths() []Path { return []Path{r.from, r.to, annotationsPath
 func (r *valueRule) ToHub(o *Object) error   { return r.run(o, r.from, r.to, r.toHub) }
 func (r *valueRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, r.fromHub) }
 
-func (r *valueRule) run(o *Object, src, dst Path, fn func(node) ([]byte, bool, error)) error {
+func (r *valueRule) run(o *Object, src, dst Path, fn valueFunc) error {
 	if r.aside {
 		if done, err := r.keptAside(o, src, dst, fn); done || err != nil {
 			return err
@@ -64,7 +69,7 @@ func (r *valueRule) run(o *Object, src, dst Path, fn func(node) ([]byte, bool, e
 // the destination version kept aside earlier is restored when the source
 // is still missing (an edit made since wins), and a source value fn cannot
 // convert is removed and kept aside under the source version.
-func (r *valueRule) keptAside(o *Object, src, dst Path, fn func(node) ([]byte, bool, error)) (bool, error) {
+func (r *valueRule) keptAside(o *Object, src, dst Path, fn valueFunc) (bool, error) {
 	kept, ok, err := o.takeField(o.to, dst)
 	if err != nil {
 		return true, wrapRuleErr(r, dst, err)
@@ -85,11 +90,11 @@ func (r *valueRule) keptAside(o *Object, src, dst Path, fn func(node) ([]byte, b
 	if n.isNull() {
 		return false, nil
 	}
+	raw := o.rawOf(n)
 	var ae *asideError
-	if _, _, err := fn(*n); !errors.As(err, &ae) {
+	if _, _, err := fn(o.st.scratch, readAs(*n, raw)); !errors.As(err, &ae) {
 		return false, nil
 	}
-	raw := o.rawOf(n)
 	if err := o.keepField(o.from, src, raw); err != nil {
 		return true, wrapRuleErr(r, src, err)
 	}
@@ -110,8 +115,18 @@ func asideErr(format string, args ...any) error {
 	return &asideError{msg: fmt.Sprintf(format, args...)}
 }
 
+// readAs returns n, whose JSON is raw, as a valueFunc reads it: a list
+// changed in place as that JSON (they read a list's bytes), anything else
+// as it is.
+func readAs(n node, raw []byte) node {
+	if n.list != nil && n.list.modified {
+		return node{raw: raw}
+	}
+	return n
+}
+
 // apply converts n read at src for dst, honouring a kept exact value.
-func (r *valueRule) apply(o *Object, n node, src, dst Path, fn func(node) ([]byte, bool, error)) (node, error) {
+func (r *valueRule) apply(o *Object, n node, src, dst Path, fn valueFunc) (node, error) {
 	raw := o.rawOf(&n)
 	// The destination version owns an exact value if an earlier conversion
 	// out of it lost something.
@@ -120,7 +135,9 @@ func (r *valueRule) apply(o *Object, n node, src, dst Path, fn func(node) ([]byt
 	} else if ok {
 		return node{raw: o.st.keep(v)}, nil
 	}
-	out, exact, err := fn(n)
+	in := readAs(n, raw)
+	start := len(o.st.scratch)
+	out, exact, err := fn(o.st.scratch, in)
 	if err != nil {
 		var ae *asideError
 		if errors.As(err, &ae) {
@@ -128,12 +145,14 @@ func (r *valueRule) apply(o *Object, n node, src, dst Path, fn func(node) ([]byt
 		}
 		return node{}, ruleErr(r, src, "%v", err)
 	}
+	o.st.scratch = out
+	v := out[start:len(out):len(out)]
 	if !exact {
-		if err := o.keepExact(o.from, src, raw, out); err != nil {
+		if err := o.keepExact(o.from, src, raw, v); err != nil {
 			return node{}, wrapRuleErr(r, src, err)
 		}
 	}
-	return node{raw: o.st.keep(out)}, nil
+	return node{raw: v}, nil
 }
 
 // --- enum -------------------------------------------------------------------
@@ -208,27 +227,27 @@ func EnumWith(from, to Path, v EnumValues) (Rule, error) {
 		shown[p.Hub] = p.Spoke
 	}
 	spokeList, hubList := quotedList(fwd), quotedList(inv, shown)
-	toHub := func(n node) ([]byte, bool, error) {
-		s, ok := stringOf(n)
+	toHub := func(dst []byte, n node) ([]byte, bool, error) {
+		s, ok := stringBytes(n)
 		if !ok {
 			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), spokeList)
 		}
-		h, ok := fwd[s]
+		h, ok := fwd[string(s)]
 		if !ok {
 			return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", s, spokeList)
 		}
-		return quoteKey(h), inv[h] == s, nil
+		return appendQuoted(dst, h), inv[h] == string(s), nil
 	}
-	fromHub := func(n node) ([]byte, bool, error) {
-		h, ok := stringOf(n)
+	fromHub := func(dst []byte, n node) ([]byte, bool, error) {
+		h, ok := stringBytes(n)
 		if !ok {
 			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), hubList)
 		}
-		if s, ok := inv[h]; ok {
-			return quoteKey(s), true, nil
+		if s, ok := inv[string(h)]; ok {
+			return appendQuoted(dst, s), true, nil
 		}
-		if s, ok := shown[h]; ok {
-			return quoteKey(s), false, nil
+		if s, ok := shown[string(h)]; ok {
+			return appendQuoted(dst, s), false, nil
 		}
 		return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", h, hubList)
 	}
@@ -315,7 +334,7 @@ func duration(from, to Path, unit time.Duration, round Rounding, spokeString boo
 	default:
 		return nil, fmt.Errorf("duration %s: round must be one of reject, floor, ceil, round; got %q", from, round)
 	}
-	toHub := func(n node) ([]byte, bool, error) {
+	toHub := func(dst []byte, n node) ([]byte, bool, error) {
 		v, err := intOf(n)
 		if err != nil {
 			return nil, false, err
@@ -323,9 +342,9 @@ func duration(from, to Path, unit time.Duration, round Rounding, spokeString boo
 		if v > math.MaxInt64/int64(unit) || v < math.MinInt64/int64(unit) {
 			return nil, false, fmt.Errorf("%d %s is too long for a duration (at most %d)", v, name, math.MaxInt64/int64(unit))
 		}
-		return quoteKey(time.Duration(v * int64(unit)).String()), true, nil
+		return appendQuoted(dst, time.Duration(v*int64(unit)).String()), true, nil
 	}
-	fromHub := func(n node) ([]byte, bool, error) {
+	fromHub := func(dst []byte, n node) ([]byte, bool, error) {
 		s, ok := stringOf(n)
 		if !ok {
 			return nil, false, fmt.Errorf("value %s is %s, not a duration string", n.raw, describe(n))
@@ -356,7 +375,7 @@ func duration(from, to Path, unit time.Duration, round Rounding, spokeString boo
 			}
 		}
 		exact := rem == 0 && time.Duration(q*int64(unit)).String() == s
-		return strconv.AppendInt(nil, q, 10), exact, nil
+		return strconv.AppendInt(dst, q, 10), exact, nil
 	}
 	r := &valueRule{kind: "duration", from: f, to: t, detail: fmt.Sprintf("unit %s, round %s", unitShort(unit), round), toHub: toHub, fromHub: fromHub}
 	if spokeString {
@@ -379,17 +398,19 @@ func unitShort(u time.Duration) string {
 
 var canonicalInt = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
-func intToStringFunc(n node) ([]byte, bool, error) {
+func intToStringFunc(dst []byte, n node) ([]byte, bool, error) {
 	if n.kind() != '-' && (n.kind() < '0' || n.kind() > '9') {
 		return nil, false, fmt.Errorf("value %s is %s, not an integer", n.raw, describe(n))
 	}
 	if !canonicalInt.Match(n.raw) {
 		return nil, false, fmt.Errorf("value %s is not an integer", n.raw)
 	}
-	return quoteKey(string(n.raw)), true, nil
+	dst = append(dst, '"')
+	dst = append(dst, n.raw...) // digits: nothing to escape
+	return append(dst, '"'), true, nil
 }
 
-func stringToIntFunc(n node) ([]byte, bool, error) {
+func stringToIntFunc(dst []byte, n node) ([]byte, bool, error) {
 	s, ok := stringOf(n)
 	if !ok {
 		return nil, false, fmt.Errorf("value %s is %s, not a string", n.raw, describe(n))
@@ -398,13 +419,13 @@ func stringToIntFunc(n node) ([]byte, bool, error) {
 		if err := apirules.Number([]byte(s)); err != nil {
 			return nil, false, fmt.Errorf("the string cannot become a number: %v", err)
 		}
-		return []byte(s), true, nil
+		return append(dst, s...), true, nil
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
 		return nil, false, fmt.Errorf("value %q is not an integer", s)
 	}
-	return strconv.AppendInt(nil, v, 10), false, nil
+	return strconv.AppendInt(dst, v, 10), false, nil
 }
 
 // IntToString converts an integer in the spoke field from to its decimal
@@ -447,8 +468,8 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 	if multiply < 0 || divide < 0 {
 		return nil, fmt.Errorf("scale %s: the factor must be positive", from)
 	}
-	mul := func(f int64) func(node) ([]byte, bool, error) {
-		return func(n node) ([]byte, bool, error) {
+	mul := func(f int64) valueFunc {
+		return func(dst []byte, n node) ([]byte, bool, error) {
 			v, err := intOf(n)
 			if err != nil {
 				return nil, false, err
@@ -456,11 +477,11 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 			if v > math.MaxInt64/f || v < math.MinInt64/f {
 				return nil, false, fmt.Errorf("%d × %d overflows int64", v, f)
 			}
-			return strconv.AppendInt(nil, v*f, 10), true, nil
+			return strconv.AppendInt(dst, v*f, 10), true, nil
 		}
 	}
-	div := func(f int64) func(node) ([]byte, bool, error) {
-		return func(n node) ([]byte, bool, error) {
+	div := func(f int64) valueFunc {
+		return func(dst []byte, n node) ([]byte, bool, error) {
 			v, err := intOf(n)
 			if err != nil {
 				return nil, false, err
@@ -468,7 +489,7 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 			if v%f != 0 {
 				return nil, false, fmt.Errorf("%d is not a multiple of %d, so it cannot be converted exactly", v, f)
 			}
-			return strconv.AppendInt(nil, v/f, 10), true, nil
+			return strconv.AppendInt(dst, v/f, 10), true, nil
 		}
 	}
 	r := &valueRule{kind: "scale", from: f, to: t}
