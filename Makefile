@@ -6,9 +6,10 @@ GO ?= go
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
 ## path, the race detector on the server and migrate packages, and the demo exactly as
 ## the README runs it. The sandbox's binaries are built first, outside any
-## test's timeout.
+## test's timeout. test/e2e (the API server's tests, the longest) is named
+## first so that it starts first and the unit packages run beside it.
 test: lint sandbox-assets
-	$(GO) test -timeout 30m ./...
+	$(GO) test -timeout 30m ./test/e2e ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
 	$(GO) test -race ./review/... ./server/... ./migrate/...
 	$(GO) run ./cmd/hubspoke demo

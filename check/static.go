@@ -400,9 +400,16 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 		values, _ := r.Params["values"].(map[string]any)
 		fromVals := enumValues(fn)
 		if !toHub {
+			// Many spoke values may share a hub value: any of them is an
+			// equivalent (the engine restores the original from its
+			// annotation). Hub-only values map to their chosen spoke value.
 			inv := map[string]any{}
 			for k, v := range values {
 				inv[fmt.Sprint(v)] = k
+			}
+			hubValues, _ := r.Params["hubValues"].(map[string]any)
+			for k, v := range hubValues {
+				inv[k] = v
 			}
 			values = inv
 		}
@@ -420,8 +427,15 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 			}
 		}
 	case "duration":
-		want("integer", "string")
-		if toHub {
+		// The spoke holds integer seconds and the hub the string, or
+		// (spoke: string) the other way round.
+		spokeString := r.Params["spoke"] == "string"
+		if spokeString {
+			want("string", "integer")
+		} else {
+			want("integer", "string")
+		}
+		if toHub != spokeString { // from the integer side
 			if lo, _, loD, _ := intBounds(fn); lo < 0 {
 				add(loD, "a duration", "negative durations", SeverityWarning)
 			}
