@@ -71,19 +71,16 @@ func (c *Converter) ConvertAt(dst []byte, s *jsonscan.Scanner, i int, to string,
 		in.APIVersion = stringAt(root.obj, av)
 		in.Kind = stringAt(root.obj, kind)
 		if k >= 0 && p.meta == nil {
-			// On the trie (a rule reads annotations): read from the tree.
-			md := root.obj.members[k].val
-			p.meta = md.raw
-			if md.obj != nil {
-				metaFromTree(in, md.obj)
-			} else {
-				off, _ := p.offsetIn(p.meta)
-				ms := p.scanner()
-				_, err := apirules.ScanMetadata(&ms, off, 1+baseDepth, in, true)
-				p.done(&ms)
-				if err != nil {
-					return dst, end, &Error{Index: -1, To: to, Err: err}
-				}
+			// Metadata is on the trie (a rule reads annotations), so the
+			// scan expanded it instead of reading its head: read the head
+			// from its bytes, already validated.
+			p.meta = root.obj.members[k].val.raw
+			off, _ := p.offsetIn(p.meta)
+			ms := p.scanner()
+			_, err := apirules.ScanMetadata(&ms, off, 1+baseDepth, in, true)
+			p.done(&ms)
+			if err != nil {
+				return dst, end, &Error{Index: -1, To: to, Err: err}
 			}
 		}
 	}
@@ -95,22 +92,6 @@ func (c *Converter) ConvertAt(dst []byte, s *jsonscan.Scanner, i int, to string,
 		return dst, end, &Error{Index: -1, To: to, Err: err}
 	}
 	return res, end, nil
-}
-
-// metaFromTree fills h's metadata fields, as apirules.ScanMetadata would,
-// from md, a metadata object expanded as it was read.
-func metaFromTree(h *apirules.Head, md *objNode) {
-	h.Metadata, h.MetadataNotObject = true, false
-	h.Name = stringAt(md, lastMember(md, "name"))
-	h.Namespace = stringAt(md, lastMember(md, "namespace"))
-	h.UID = stringAt(md, lastMember(md, "uid"))
-	h.Labels, h.Annotations = nil, nil
-	if i := lastMember(md, "labels"); i >= 0 && !md.members[i].val.isNull() {
-		h.Labels = md.members[i].val.raw
-	}
-	if i := lastMember(md, "annotations"); i >= 0 && !md.members[i].val.isNull() {
-		h.Annotations = md.members[i].val.raw
-	}
 }
 
 // stringAt returns the decoded string of the member i of o, a part of

@@ -267,19 +267,6 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	return node{raw: o.st.keep(out)}, nil
 }
 
-// offsetOf returns where b starts in the parser's document, if it is a part
-// of it.
-func (p *parser) offsetOf(b []byte) (int, bool) {
-	if len(b) == 0 || len(p.data) == 0 {
-		return 0, false
-	}
-	off := cap(p.data) - cap(b)
-	if off < 0 || off+len(b) > len(p.data) || &p.data[off] != &b[0] {
-		return 0, false
-	}
-	return off, true
-}
-
 // elements splits a (valid) JSON array into its items.
 func (s *state) elements(raw []byte) ([]node, error) { return s.elementsTo(nil, raw, nil) }
 
@@ -320,7 +307,7 @@ func (s *state) elementsTo(items []node, raw []byte, t *trie) ([]node, error) {
 // than marking its bytes again; else a parser of its own (sub), to be
 // handed back with done.
 func (s *state) listParser(raw []byte) (p parser, sub bool) {
-	if off, ok := s.p.offsetOf(raw); ok {
+	if off, ok := s.p.offsetIn(raw); ok {
 		p = parser{st: s, data: s.p.data[:off+len(raw)], pos: off, marks: s.p.marks}
 	} else {
 		p, sub = s.subParser(raw), true
