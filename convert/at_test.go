@@ -105,23 +105,8 @@ func atRename(tb testing.TB) convert.Rule {
 // (rename), write the preserved annotation (hubOnly) and change labels
 // (a Funcs rule, when spec.label is set).
 func atConverter(tb testing.TB) *convert.Converter {
-	rename := atRename(tb)
-	hubOnly, err := convert.HubOnly(convert.MustPath("spec.paused"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addLabel := func(o *convert.Object) error {
-		if _, ok, _ := o.Get(convert.MustPath("spec.label")); ok {
-			return o.Set(convert.MustPath("metadata.labels.added"), []byte(`"yes"`))
-		}
-		return nil
-	}
-	funcs, err := convert.Funcs("label", addLabel, addLabel)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
-		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{rename, hubOnly, funcs}}}})
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: append([]convert.Rule{atRename(tb)}, metadataRules(tb)...)}}})
 	if err != nil {
 		tb.Fatal(err)
 	}

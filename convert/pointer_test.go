@@ -82,6 +82,28 @@ func TestStringToIntBeyondTheAPIServer(t *testing.T) {
 	}
 }
 
+// metadataRules are rules that change metadata: hubOnly writes the
+// preserved annotation (of spec.paused), and a Funcs rule adds a label when
+// spec.label is set.
+func metadataRules(tb testing.TB) []convert.Rule {
+	tb.Helper()
+	hubOnly, err := convert.HubOnly(convert.MustPath("spec.paused"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addLabel := func(o *convert.Object) error {
+		if _, ok, _ := o.Get(convert.MustPath("spec.label")); ok {
+			return o.Set(convert.MustPath("metadata.labels.added"), []byte(`"yes"`))
+		}
+		return nil
+	}
+	funcs, err := convert.Funcs("label", addLabel, addLabel)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []convert.Rule{hubOnly, funcs}
+}
+
 // FuzzConvertHead holds ConvertHead to what it writes: the head it reports
 // is the head apirules reads from the output, whatever the metadata, and
 // whether rules changed it (a preserved annotation, a label a Funcs rule
@@ -92,22 +114,8 @@ func FuzzConvertHead(f *testing.F) {
 		f.Add(m, true)
 		f.Add(m, false)
 	}
-	hubOnly, err := convert.HubOnly(convert.MustPath("spec.paused"), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	addLabel := func(o *convert.Object) error {
-		if _, ok, _ := o.Get(convert.MustPath("spec.label")); ok {
-			return o.Set(convert.MustPath("metadata.labels.added"), []byte(`"yes"`))
-		}
-		return nil
-	}
-	funcs, err := convert.Funcs("label", addLabel, addLabel)
-	if err != nil {
-		f.Fatal(err)
-	}
 	c, err := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
-		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{hubOnly, funcs}}}})
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: metadataRules(f)}}})
 	if err != nil {
 		f.Fatal(err)
 	}
