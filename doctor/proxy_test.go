@@ -22,6 +22,30 @@ import (
 // the sandbox's pod network and the API server's konnectivity do.
 func connectProxy(t *testing.T, ln net.Listener, pod, to string) {
 	t.Helper()
+	serveConns(t, ln, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		if req.Method != http.MethodConnect || req.Host != pod {
+			fmt.Fprintf(c, "HTTP/1.1 502 dial tcp %s: connect: connection refused\r\n\r\n", req.Host)
+			return
+		}
+		up, err := net.Dial("tcp", to)
+		if err != nil {
+			fmt.Fprintf(c, "HTTP/1.1 502 %v\r\n\r\n", err)
+			return
+		}
+		defer up.Close()
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go io.Copy(up, c)
+		io.Copy(c, up)
+	})
+}
+
+// serveConns handles each connection ln accepts with handle, which the
+// connection is closed after, until the test ends.
+func serveConns(t *testing.T, ln net.Listener, handle func(net.Conn)) {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -31,23 +55,7 @@ func connectProxy(t *testing.T, ln net.Listener, pod, to string) {
 			}
 			go func() {
 				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				if req.Method != http.MethodConnect || req.Host != pod {
-					fmt.Fprintf(c, "HTTP/1.1 502 dial tcp %s: connect: connection refused\r\n\r\n", req.Host)
-					return
-				}
-				up, err := net.Dial("tcp", to)
-				if err != nil {
-					fmt.Fprintf(c, "HTTP/1.1 502 %v\r\n\r\n", err)
-					return
-				}
-				defer up.Close()
-				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-				go io.Copy(up, c)
-				io.Copy(c, up)
+				handle(c)
 			}()
 		}
 	}()
@@ -60,22 +68,12 @@ func echoServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s := bufio.NewScanner(c)
-				for s.Scan() {
-					fmt.Fprintln(c, strings.ToUpper(s.Text()))
-				}
-			}()
+	serveConns(t, ln, func(c net.Conn) {
+		s := bufio.NewScanner(c)
+		for s.Scan() {
+			fmt.Fprintln(c, strings.ToUpper(s.Text()))
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
