@@ -293,12 +293,14 @@ func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
 	return end, !escaped, err
 }
 
-// MarkCache holds the last word of marks that StringEnd loaded, so that
-// strings found in the same 64 bytes need no load whose address depends on
-// where the previous string ended.
+// MarkCache holds the last two words of marks that StringEnd loaded (the
+// word the last string started in and the next), so that strings found in
+// the same 64 bytes need no load whose address depends on where the
+// previous string ended, and a string that runs into the next word is found
+// as fast as one that does not.
 type MarkCache struct {
-	w int
-	m uint64
+	w      int
+	lo, hi uint64 // marks[w] and marks[w+1]
 }
 
 // NewMarkCache returns an empty cache.
@@ -306,20 +308,21 @@ func NewMarkCache() MarkCache { return MarkCache{w: -1} }
 
 // StringEnd returns the offset after the closing quote of the string
 // opened at d[i] when its first marked byte is that quote, and 0 otherwise
-// (an escape, a control character or a non-ASCII byte first, or the quote
-// in a later word of marks): the common case, small enough to be inlined
-// into the loops that scan many strings. A plain string is valid.
+// (an escape, a control character or a non-ASCII byte first, or no marked
+// byte in the 64 bytes after the opening quote): the common case, small
+// enough to be inlined into the loops that scan many strings. A plain
+// string is valid. marks are d's, as stopbits.Append made them: its zero
+// words past the end make the two words read here always there.
 func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
 	i++
-	w := i >> 6
-	if w != c.w {
-		if w >= len(marks) {
-			return 0
-		}
-		c.w, c.m = w, marks[w]
+	if w := i >> 6; w != c.w {
+		c.w, c.lo, c.hi = w, marks[w], marks[w+1]
 	}
-	if m := c.m >> (i & 63); m != 0 {
-		if j := i + bits.TrailingZeros64(m); j < len(d) && d[j] == '"' {
+	// The 64 marks from i on, across the two cached words.
+	sh := uint(i & 63)
+	if m := c.lo>>sh | c.hi<<(64-sh); m != 0 {
+		// A marked byte is in d: the marks past its end are zero.
+		if j := i + bits.TrailingZeros64(m); d[j] == '"' {
 			return j + 1
 		}
 	}

@@ -17,11 +17,11 @@ import (
 
 // Append appends the marks of d to dst and returns the extended slice:
 // (len(d)+63)/64 words, where bit i%64 of word i/64 is set exactly when
-// d[i] is '"', '\\', below 0x20 or at least 0x80.
+// d[i] is '"', '\\', below 0x20 or at least 0x80, then Pad zero words.
 func Append(dst []uint64, d []byte) []uint64 {
 	blocks := len(d) / 64
 	n := len(dst)
-	dst = grow(dst, (len(d)+63)/64)
+	dst = grow(dst, (len(d)+63)/64+Pad)
 	if blocks > 0 {
 		blockWords(dst[n:n+blocks], d[:blocks*64])
 	}
@@ -33,8 +33,14 @@ func Append(dst []uint64, d []byte) []uint64 {
 		}
 		blockWords(dst[n+blocks:n+blocks+1], pad[:])
 	}
+	clear(dst[len(dst)-Pad:])
 	return dst
 }
+
+// Pad is the number of zero words Append writes after the marks of a
+// document, so that a scanner may read the word of the offset len(d) and
+// the one after it without a bounds test of its own.
+const Pad = 2
 
 // Next returns the index of the first marked byte at or after i, or -1 when
 // there is none. marks must be the marks of the document, as Append made them.

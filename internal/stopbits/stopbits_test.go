@@ -21,8 +21,13 @@ func check(t *testing.T, d []byte) {
 	want := reference(d)
 	prefix := []uint64{42}
 	got := Append(prefix, d)
-	if got[0] != 42 || len(got) != len(want)+1 {
-		t.Fatalf("Append kept %v and gave %d words, want 42 and %d", got[:1], len(got)-1, len(want))
+	if got[0] != 42 || len(got) != len(want)+1+Pad {
+		t.Fatalf("Append kept %v and gave %d words, want 42 and %d", got[:1], len(got)-1, len(want)+Pad)
+	}
+	for _, w := range got[len(got)-Pad:] {
+		if w != 0 {
+			t.Fatalf("input %q: a pad word is %064b, want 0", d, w)
+		}
 	}
 	for w := range want {
 		if got[w+1] != want[w] {
