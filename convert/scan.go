@@ -151,7 +151,9 @@ func (p *parser) objectOf(t *trie, partial bool) (*objNode, error) {
 func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 	base, sbase, others := len(p.stack), len(p.spans), 0
 	d, marks := p.data, p.marks
-	s := p.scanner()
+	// The scanner for the values not scanned here (s.Data set on first
+	// use): most objects of a document, list items above all, need none.
+	var s jsonscan.Scanner
 	start := p.pos
 	// i is the position while scanning: p.pos is set from it before
 	// anything that reads it (errors, value).
@@ -174,9 +176,9 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		ks := i
 		plain := false // no escape, control or non-ASCII byte: equal only as bytes
-		if j := mc.StringEnd(d, marks, i); j > 0 {
-			i, plain = j, true
-		} else if i, _, err = s.String(i); err != nil {
+		if j := mc.StringEnd(d, marks, i+1); j > 0 {
+			i, plain = j+1, true
+		} else if i, err = p.stringAt(&s, i); err != nil {
 			return nil, err
 		}
 		rawKey := d[ks:i]
@@ -219,9 +221,9 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i = p.pos
 		case i < len(d) && d[i] == '"':
-			if j := mc.StringEnd(d, marks, i); j > 0 {
-				i = j
-			} else if i, _, err = s.String(i); err != nil {
+			if j := mc.StringEnd(d, marks, i+1); j > 0 {
+				i = j + 1
+			} else if i, err = p.stringAt(&s, i); err != nil {
 				return nil, err
 			}
 			v.raw = d[vs:i]
@@ -231,6 +233,9 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			v.raw = d[vs:i]
 		case ct == nil || i >= len(d) || d[i] != '{' && (d[i] != '[' || ct.items == nil):
+			if s.Data == nil {
+				s = p.scanner()
+			}
 			i, err = s.Value(i, p.depth)
 			p.kinds = s.Stack
 			if err != nil {
@@ -282,6 +287,16 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key:value pair", d[i]))
 		}
 	}
+}
+
+// stringAt checks the string opened at data[i] with s, made the parser's
+// scanner first if it is not yet, and returns the offset after it.
+func (p *parser) stringAt(s *jsonscan.Scanner, i int) (int, error) {
+	if s.Data == nil {
+		*s = p.scanner()
+	}
+	end, _, err := s.String(i)
+	return end, err
 }
 
 // itemsInFull makes the scan read every member of the items of lists, as

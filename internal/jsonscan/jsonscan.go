@@ -286,8 +286,8 @@ var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': 
 // mc caches the last word of marks loaded; give each loop over many strings
 // its own, starting at NewMarkCache.
 func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
-	if j := mc.StringEnd(s.Data, s.Marks, i); j > 0 {
-		return j, true, nil
+	if j := mc.StringEnd(s.Data, s.Marks, i+1); j > 0 {
+		return j + 1, true, nil
 	}
 	end, escaped, err := s.String(i)
 	return end, !escaped, err
@@ -300,30 +300,31 @@ func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
 // as fast as one that does not.
 type MarkCache struct {
 	w      int
-	lo, hi uint64 // marks[w] and marks[w+1]
+	lo, hi uint64 // marks[w] and marks[w+1]<<1
 }
 
 // NewMarkCache returns an empty cache.
 func NewMarkCache() MarkCache { return MarkCache{w: -1} }
 
-// StringEnd returns the offset after the closing quote of the string
-// opened at d[i] when its first marked byte is that quote, and 0 otherwise
-// (an escape, a control character or a non-ASCII byte first, or no marked
-// byte in the 64 bytes after the opening quote): the common case, small
-// enough to be inlined into the loops that scan many strings. A plain
-// string is valid. marks are d's, as stopbits.Append made them: its zero
-// words past the end make the two words read here always there.
+// StringEnd returns the offset of the closing quote of the string whose
+// content starts at d[i] (just after its opening quote) when its first
+// marked byte is that quote, and 0 otherwise (an escape, a control
+// character or a non-ASCII byte first, or no marked byte in the 64 bytes
+// from i on): the common case, small enough to be inlined into the loops
+// that scan many strings. A plain string is valid. marks are d's, as
+// stopbits.Append made them: its zero words past the end make the two
+// words read here always there.
 func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
-	i++
 	if w := i >> 6; w != c.w {
-		c.w, c.lo, c.hi = w, marks[w], marks[w+1]
+		c.w, c.lo, c.hi = w, marks[w], marks[w+1]<<1
 	}
-	// The 64 marks from i on, across the two cached words.
-	sh := uint(i & 63)
-	if m := c.lo>>sh | c.hi<<(64-sh); m != 0 {
+	// The 64 marks from i on, across the two cached words (hi is shifted
+	// by one so that both shifts stay below 64, each one instruction).
+	sh := uint(i)
+	if m := c.lo>>(sh&63) | c.hi<<(^sh&63); m != 0 {
 		// A marked byte is in d: the marks past its end are zero.
 		if j := i + bits.TrailingZeros64(m); d[j] == '"' {
-			return j + 1
+			return j
 		}
 	}
 	return 0
@@ -355,6 +356,9 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	default:
 		return i, Errorf(i, "invalid character %q looking for beginning of value", c)
 	}
+	// The loop below reads compact JSON without looking for space: space
+	// is skipped only where a byte is not the one expected, so a document
+	// without any pays nothing for it.
 	marks := s.Marks
 	mc := NewMarkCache()
 	stack := s.Stack[:0]
@@ -366,46 +370,59 @@ open:
 	stack = append(stack, d[i])
 	s.Stack = stack // keep the grown stack for the next document
 	i++
-	for i < len(d) && IsSpace(d[i]) {
-		i++
-	}
+first: // the first member or element, or the end of an empty container
 	if i >= len(d) {
 		goto eof
 	}
-	if stack[len(stack)-1] == '{' {
-		if d[i] == '}' {
+	if c := d[i]; stack[len(stack)-1] == '{' {
+		switch {
+		case c == '"':
+			goto key
+		case c == '}':
 			i++
 			stack = stack[:len(stack)-1]
 			goto closed
+		case IsSpace(c):
+			i = SkipSpace(d, i)
+			goto first
 		}
-		goto key
-	}
-	if d[i] == ']' {
-		i++
-		stack = stack[:len(stack)-1]
-		goto closed
+		goto key // the error
+	} else {
+		switch {
+		case c == ']':
+			i++
+			stack = stack[:len(stack)-1]
+			goto closed
+		case IsSpace(c):
+			i = SkipSpace(d, i)
+			goto first
+		}
 	}
 	goto value
 key:
 	if d[i] != '"' {
+		if IsSpace(d[i]) {
+			if i = SkipSpace(d, i); i >= len(d) {
+				goto eof
+			}
+			goto key
+		}
 		return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
 	}
-	if j := mc.StringEnd(d, marks, i); j > 0 {
-		i = j
+	if j := mc.StringEnd(d, marks, i+1); j > 0 {
+		i = j + 1
 	} else if i, _, err = s.String(i); err != nil {
 		return i, err
 	}
-	for i < len(d) && IsSpace(d[i]) {
+	if i < len(d) && d[i] == ':' {
 		i++
-	}
-	if i >= len(d) {
-		goto eof
-	}
-	if d[i] != ':' {
-		return i, Errorf(i, "invalid character %q after object key", d[i])
-	}
-	i++
-	for i < len(d) && IsSpace(d[i]) {
+	} else {
+		if i = SkipSpace(d, i); i >= len(d) {
+			goto eof
+		}
+		if d[i] != ':' {
+			return i, Errorf(i, "invalid character %q after object key", d[i])
+		}
 		i++
 	}
 	if i >= len(d) {
@@ -413,16 +430,16 @@ key:
 	}
 value:
 	switch c := d[i]; {
-	case c == '{' || c == '[':
-		goto open
 	case c == '"':
-		if j := mc.StringEnd(d, marks, i); j > 0 {
-			i = j
+		if j := mc.StringEnd(d, marks, i+1); j > 0 {
+			i = j + 1
 			goto closed
 		}
 		if i, _, err = s.String(i); err != nil {
 			return i, err
 		}
+	case c == '{' || c == '[':
+		goto open
 	case c == '-' || isDigit(c):
 		if i, err = Number(d, i); err != nil {
 			return i, err
@@ -439,6 +456,11 @@ value:
 		if i, err = Literal(d, i, "null"); err != nil {
 			return i, err
 		}
+	case IsSpace(c):
+		if i = SkipSpace(d, i); i >= len(d) {
+			goto eof
+		}
+		goto value
 	default:
 		return i, Errorf(i, "invalid character %q looking for beginning of value", c)
 	}
@@ -446,18 +468,12 @@ closed:
 	if len(stack) == 0 {
 		return i, nil
 	}
-	for i < len(d) && IsSpace(d[i]) {
-		i++
-	}
 	if i >= len(d) {
 		goto eof
 	}
 	switch d[i] {
 	case ',':
 		i++
-		for i < len(d) && IsSpace(d[i]) {
-			i++
-		}
 		if i >= len(d) {
 			goto eof
 		}
@@ -475,6 +491,9 @@ closed:
 		}
 		i++
 		stack = stack[:len(stack)-1]
+		goto closed
+	case ' ', '\t', '\n', '\r':
+		i = SkipSpace(d, i)
 		goto closed
 	}
 	if stack[len(stack)-1] == '{' {
@@ -640,8 +659,8 @@ func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				if j := mc.StringEnd(d, s.Marks, i); j > 0 {
-					i = j
+				if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
+					i = j + 1
 					continue
 				}
 				end, err := s.skipStringTrusted(i)
