@@ -363,6 +363,7 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	mc := NewMarkCache()
 	stack := s.Stack[:0]
 	var err error
+	var slow byte // what slowPath scans: 'k' a key, '"' a string value, else the first byte of a number or literal
 open:
 	if depth+len(stack) >= MaxDepth {
 		return i, errDepth(i)
@@ -411,9 +412,11 @@ key:
 	}
 	if j := mc.StringEnd(d, marks, i+1); j > 0 {
 		i = j + 1
-	} else if i, _, err = s.String(i); err != nil {
-		return i, err
+	} else {
+		slow = 'k'
+		goto slowPath
 	}
+afterKey:
 	if i < len(d) && d[i] == ':' {
 		i++
 	} else {
@@ -435,27 +438,25 @@ value:
 			i = j + 1
 			goto closed
 		}
-		if i, _, err = s.String(i); err != nil {
-			return i, err
-		}
+		slow = '"'
+		goto slowPath
 	case c == '{' || c == '[':
 		goto open
-	case c == '-' || isDigit(c):
-		if i, err = Number(d, i); err != nil {
-			return i, err
+	case c >= '1' && c <= '9':
+		// A positive integer of a few digits, the common number, is
+		// scanned here; anything more goes to Number.
+		j := i + 1
+		for j < len(d) && isDigit(d[j]) {
+			j++
 		}
-	case c == 't':
-		if i, err = Literal(d, i, "true"); err != nil {
-			return i, err
+		if j < len(d) && (d[j] == '.' || d[j]|0x20 == 'e') || j-i >= 300 {
+			slow = '0'
+			goto slowPath
 		}
-	case c == 'f':
-		if i, err = Literal(d, i, "false"); err != nil {
-			return i, err
-		}
-	case c == 'n':
-		if i, err = Literal(d, i, "null"); err != nil {
-			return i, err
-		}
+		i = j
+	case c == '-' || c == '0' || c == 't' || c == 'f' || c == 'n':
+		slow = c
+		goto slowPath
 	case IsSpace(c):
 		if i = SkipSpace(d, i); i >= len(d) {
 			goto eof
@@ -500,6 +501,29 @@ closed:
 		return i, Errorf(i, "invalid character %q after object key:value pair", d[i])
 	}
 	return i, Errorf(i, "invalid character %q after array element", d[i])
+slowPath:
+	// Every call of the loop is made here, from one place, so that the
+	// registers it holds are saved only on this path and not on every
+	// value (Go's calls keep no register).
+	switch slow {
+	case 'k', '"':
+		i, _, err = s.String(i)
+	case 't':
+		i, err = Literal(d, i, "true")
+	case 'f':
+		i, err = Literal(d, i, "false")
+	case 'n':
+		i, err = Literal(d, i, "null")
+	default: // a number
+		i, err = Number(d, i)
+	}
+	if err != nil {
+		return i, err
+	}
+	if slow == 'k' {
+		goto afterKey
+	}
+	goto closed
 eof:
 	return i, Errorf(i, "unexpected end of JSON input")
 }
