@@ -224,56 +224,74 @@ func CheckNumber(lit []byte) error {
 func (s *Scanner) String(i int) (end int, escaped bool, err error) {
 	d, marks := s.Data, s.Marks
 	i++
-	cw, cm := -1, uint64(0) // the word of marks last loaded
+words:
 	for {
 		w := i >> 6
-		if w != cw {
-			if w >= len(marks) {
-				return len(d), escaped, Errorf(len(d), "unexpected end of JSON input in string")
-			}
-			cw, cm = w, marks[w]
+		if w >= len(marks) {
+			return len(d), escaped, Errorf(len(d), "unexpected end of JSON input in string")
 		}
-		m := cm >> (i & 63)
-		if m == 0 {
-			i = (w + 1) << 6
-			continue
-		}
-		i += bits.TrailingZeros64(m)
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			i++
-			if i >= len(d) {
-				return i, escaped, Errorf(i, "unexpected end of JSON input in string escape")
+		// The marked bytes of word w from i on, one by one: the closing
+		// quote, and the escapes of one byte (\" \\ \n ...) stepped over
+		// without leaving the word; anything else is checked by mark.
+		m := marks[w] >> (i & 63) << (i & 63)
+		for m != 0 {
+			j := w<<6 + bits.TrailingZeros64(m)
+			c := d[j]
+			if c == '"' {
+				return j + 1, escaped, nil
 			}
-			switch c := d[i]; {
-			case oneByteEscape[c]:
-				i++
-			case c == 'u':
-				i++
-				for k := 0; k < 4; k++ {
-					if i >= len(d) {
-						return i, escaped, Errorf(i, "unexpected end of JSON input in \\u escape")
-					}
-					if !isHex(d[i]) {
-						return i, escaped, Errorf(i, "invalid character %q in \\u escape", d[i])
-					}
-					i++
+			if c == '\\' && j+1 < len(d) && oneByteEscape[d[j+1]] {
+				escaped = true
+				if i = j + 2; i>>6 != w {
+					continue words
 				}
-			default:
-				return i, escaped, Errorf(i, "invalid escape character %q in string", c)
+				m = m >> (i & 63) << (i & 63)
+				continue
 			}
-		case c < 0x20:
-			return i, escaped, Errorf(i, "invalid control character %#02x in string", c)
-		default: // the first byte of a multi-byte UTF-8 sequence
-			r, size := utf8.DecodeRune(d[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return i, escaped, Errorf(i, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")
+			if i, err = s.mark(j); err != nil {
+				return i, escaped, err
 			}
-			i += size
+			escaped = escaped || c == '\\'
+			continue words
 		}
+		i = (w + 1) << 6
+	}
+}
+
+// mark checks the marked byte d[i] inside a string that is neither its
+// closing quote nor a one-byte escape, and returns the offset after what
+// it starts: a \u escape, or a multi-byte UTF-8 sequence; anything else is
+// an error.
+func (s *Scanner) mark(i int) (int, error) {
+	d := s.Data
+	switch c := d[i]; {
+	case c == '\\':
+		i++
+		if i >= len(d) {
+			return i, Errorf(i, "unexpected end of JSON input in string escape")
+		}
+		if c := d[i]; c != 'u' {
+			return i, Errorf(i, "invalid escape character %q in string", c)
+		}
+		i++
+		for k := 0; k < 4; k++ {
+			if i >= len(d) {
+				return i, Errorf(i, "unexpected end of JSON input in \\u escape")
+			}
+			if !isHex(d[i]) {
+				return i, Errorf(i, "invalid character %q in \\u escape", d[i])
+			}
+			i++
+		}
+		return i, nil
+	case c < 0x20:
+		return i, Errorf(i, "invalid control character %#02x in string", c)
+	default: // the first byte of a multi-byte UTF-8 sequence
+		r, size := utf8.DecodeRune(d[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i, Errorf(i, "invalid UTF-8 in string (the API server would replace it with U+FFFD)")
+		}
+		return i + size, nil
 	}
 }
 

@@ -141,24 +141,27 @@ func TestStringValue(t *testing.T) {
 // control character or a non-ASCII byte right after the word boundary, and
 // holds the scanner to the oracle: the mark cache reads two words at once.
 func TestStringsAcrossWords(t *testing.T) {
-	inner := []string{`\"`, `\\`, "\x01", "é", "\xff", `\u00e9`, `\x`, `"`, `a`}
+	inner := []string{`\"`, `\\`, `\\\"`, `\n\"`, "\x01", "é", "\xff", `\u00e9`, `\x`, `"`, `a`}
 	for pad := 0; pad < 64; pad++ {
 		for n := 0; n < 140; n += 3 {
 			for _, in := range inner {
-				body := strings.Repeat("a", n)
-				// The inner text just past the first word boundary after
-				// the opening quote, when the string reaches it.
-				if at := 64 - (pad + 3) - 1; at >= 0 && at < n {
-					body = body[:at] + in + body[at:]
-				}
-				for _, doc := range []string{
-					`[` + strings.Repeat(" ", pad) + `"` + body + `"]`,
-					`{` + strings.Repeat(" ", pad) + `"` + body + `":"` + body + `"}`,
-				} {
-					d := []byte(doc)
-					err := scan(d)
-					if want := apiServerAccepts(d); (err == nil) != want {
-						t.Fatalf("%q: scanner error %v, oracle accepts: %v", doc, err, want)
+				for shift := -1; shift <= 0; shift++ {
+					body := strings.Repeat("a", n)
+					// The inner text just past the first word boundary after
+					// the opening quote, when the string reaches it, or
+					// astride it.
+					if at := 64 - (pad + 3) - 1 + shift; at >= 0 && at < n {
+						body = body[:at] + in + body[at:]
+					}
+					for _, doc := range []string{
+						`[` + strings.Repeat(" ", pad) + `"` + body + `"]`,
+						`{` + strings.Repeat(" ", pad) + `"` + body + `":"` + body + `"}`,
+					} {
+						d := []byte(doc)
+						err := scan(d)
+						if want := apiServerAccepts(d); (err == nil) != want {
+							t.Fatalf("%q: scanner error %v, oracle accepts: %v", doc, err, want)
+						}
 					}
 				}
 			}
