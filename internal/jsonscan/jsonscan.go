@@ -23,6 +23,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -377,30 +378,38 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	// The loop below reads compact JSON without looking for space: space
 	// is skipped only where a byte is not the one expected, so a document
 	// without any pays nothing for it.
+	//
+	// The open containers are a stack of bits in a register (1 for an
+	// object, innermost lowest), 64 levels at a time; the levels above
+	// are kept in s.Stack, a word of eight bytes for each 64.
 	marks := s.Marks
 	mc := NewMarkCache()
-	stack := s.Stack[:0]
+	var kinds uint64 // the innermost 64 open containers
+	n := 0           // how many containers are open
+	s.Stack = s.Stack[:0]
 	var err error
 	var slow byte // what slowPath scans: 'k' a key, '"' a string value, else the first byte of a number or literal
 open:
-	if depth+len(stack) >= MaxDepth {
+	if depth+n >= MaxDepth {
 		return i, errDepth(i)
 	}
-	stack = append(stack, d[i])
-	s.Stack = stack // keep the grown stack for the next document
+	if n > 0 && n&63 == 0 {
+		s.Stack = binary.LittleEndian.AppendUint64(s.Stack, kinds)
+	}
+	kinds = kinds<<1 | uint64(d[i]>>5&1) // '{' is 0x7b, '[' 0x5b
+	n++
 	i++
 first: // the first member or element, or the end of an empty container
 	if i >= len(d) {
 		goto eof
 	}
-	if c := d[i]; stack[len(stack)-1] == '{' {
+	if c := d[i]; kinds&1 != 0 {
 		switch {
 		case c == '"':
 			goto key
 		case c == '}':
 			i++
-			stack = stack[:len(stack)-1]
-			goto closed
+			goto pop
 		case IsSpace(c):
 			i = SkipSpace(d, i)
 			goto first
@@ -410,8 +419,7 @@ first: // the first member or element, or the end of an empty container
 		switch {
 		case c == ']':
 			i++
-			stack = stack[:len(stack)-1]
-			goto closed
+			goto pop
 		case IsSpace(c):
 			i = SkipSpace(d, i)
 			goto first
@@ -484,7 +492,7 @@ value:
 		return i, Errorf(i, "invalid character %q looking for beginning of value", c)
 	}
 closed:
-	if len(stack) == 0 {
+	if n == 0 {
 		return i, nil
 	}
 	if i >= len(d) {
@@ -496,29 +504,32 @@ closed:
 		if i >= len(d) {
 			goto eof
 		}
-		if stack[len(stack)-1] == '{' {
+		if kinds&1 != 0 {
 			goto key
 		}
 		goto value
 	case '}', ']':
-		want := byte('{')
-		if d[i] == ']' {
-			want = '['
-		}
-		if stack[len(stack)-1] != want {
+		if kinds&1 != uint64(d[i]>>5&1) { // '}' is 0x7d, ']' 0x5d
 			break
 		}
 		i++
-		stack = stack[:len(stack)-1]
-		goto closed
+		goto pop
 	case ' ', '\t', '\n', '\r':
 		i = SkipSpace(d, i)
 		goto closed
 	}
-	if stack[len(stack)-1] == '{' {
+	if kinds&1 != 0 {
 		return i, Errorf(i, "invalid character %q after object key:value pair", d[i])
 	}
 	return i, Errorf(i, "invalid character %q after array element", d[i])
+pop:
+	kinds >>= 1
+	if n--; n > 0 && n&63 == 0 {
+		k := len(s.Stack) - 8
+		kinds = binary.LittleEndian.Uint64(s.Stack[k:])
+		s.Stack = s.Stack[:k]
+	}
+	goto closed
 slowPath:
 	// Every call of the loop is made here, from one place, so that the
 	// registers it holds are saved only on this path and not on every

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -164,6 +165,49 @@ func TestStringsAcrossWords(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestDeepMixedNesting nests objects and arrays in random order past the
+// 64 levels the scanner keeps in a register, with a member or element
+// after each container closes, so that every level's kind must come back
+// right; then closes one level with the wrong bracket. The oracle decides.
+func TestDeepMixedNesting(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, depth := range []int{63, 64, 65, 127, 128, 129, 200} {
+		for round := 0; round < 20; round++ {
+			kinds := make([]bool, depth) // true: an object
+			var b strings.Builder
+			for k := range kinds {
+				kinds[k] = r.IntN(2) == 0
+				if kinds[k] {
+					b.WriteString(`{"k":`)
+				} else {
+					b.WriteString(`[`)
+				}
+			}
+			b.WriteString(`0`)
+			wrong := -1
+			if round%2 == 1 {
+				wrong = r.IntN(depth)
+			}
+			for k := depth - 1; k >= 0; k-- {
+				obj := kinds[k]
+				if k == wrong {
+					obj = !obj
+				}
+				if obj {
+					b.WriteString(`,"x":1}`)
+				} else {
+					b.WriteString(`,1]`)
+				}
+			}
+			d := []byte(b.String())
+			err := scan(d)
+			if want := apiServerAccepts(d); (err == nil) != want {
+				t.Fatalf("depth %d, wrong bracket at %d: scanner error %v, oracle accepts: %v", depth, wrong, err, want)
 			}
 		}
 	}
