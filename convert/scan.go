@@ -172,6 +172,10 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
 		if d[i] != '"' {
+			if jsonscan.IsSpace(d[i]) {
+				i = jsonscan.SkipSpace(d, i)
+				continue
+			}
 			return nil, p.failAt(i, fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 		}
 		ks := i
@@ -182,14 +186,22 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			return nil, err
 		}
 		rawKey := d[ks:i]
-		i = jsonscan.SkipSpace(d, i)
-		if i >= len(d) {
-			return nil, p.failAt(i, "unexpected end of JSON input")
+		// Space is looked for only where a byte is not the one expected
+		// (as in jsonscan.Value): compact JSON pays nothing for it.
+		if i < len(d) && d[i] == ':' {
+			i++
+		} else {
+			if i = jsonscan.SkipSpace(d, i); i >= len(d) {
+				return nil, p.failAt(i, "unexpected end of JSON input")
+			}
+			if d[i] != ':' {
+				return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key", d[i]))
+			}
+			i++
 		}
-		if d[i] != ':' {
-			return nil, p.failAt(i, fmt.Sprintf("invalid character %q after object key", d[i]))
+		if i < len(d) && jsonscan.IsSpace(d[i]) {
+			i = jsonscan.SkipSpace(d, i)
 		}
-		i = jsonscan.SkipSpace(d, i+1)
 		ct := t.values
 		if !plain || t.lens&(1<<min(len(rawKey), 63)) != 0 {
 			ct = t.childKey(rawKey, plain)
@@ -228,7 +240,9 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			v.raw = d[vs:i]
 		case i < len(d) && (d[i] == '-' || d[i] >= '0' && d[i] <= '9'):
-			if i, err = jsonscan.Number(d, i); err != nil {
+			if j := jsonscan.PlainInt(d, i); j > 0 {
+				i = j
+			} else if i, err = jsonscan.Number(d, i); err != nil {
 				return nil, err
 			}
 			v.raw = d[vs:i]
@@ -258,13 +272,16 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		default:
 			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
 		}
-		i = jsonscan.SkipSpace(d, i)
+	next:
 		if i >= len(d) {
 			return nil, p.failAt(i, "unexpected end of JSON input")
 		}
 		switch d[i] {
 		case ',':
-			i = jsonscan.SkipSpace(d, i+1)
+			i++
+		case ' ', '\t', '\n', '\r':
+			i = jsonscan.SkipSpace(d, i)
+			goto next
 		case '}':
 			p.pos = i + 1
 			if t.values != nil {

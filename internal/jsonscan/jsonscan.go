@@ -202,6 +202,24 @@ func Number(d []byte, i int) (int, error) {
 	return i, nil
 }
 
+// PlainInt returns the offset after the positive integer at d[i] when it
+// is one of fewer than 300 digits not followed by a fraction or an
+// exponent (the common number, valid as it is), and 0 otherwise: then
+// Number checks it. It is small enough to be inlined into scanning loops.
+func PlainInt(d []byte, i int) int {
+	if i >= len(d) || d[i] < '1' || d[i] > '9' {
+		return 0
+	}
+	j := i + 1
+	for j < len(d) && isDigit(d[j]) {
+		j++
+	}
+	if j < len(d) && (d[j] == '.' || d[j]|0x20 == 'e') || j-i >= 300 {
+		return 0
+	}
+	return j
+}
+
 // CheckNumber reports whether the API server can decode lit, a number
 // literal of valid JSON grammar. Its decoder (sigs.k8s.io/json with
 // PreserveInts) takes an integer literal as an int64 when it fits and
@@ -469,17 +487,12 @@ value:
 	case c == '{' || c == '[':
 		goto open
 	case c >= '1' && c <= '9':
-		// A positive integer of a few digits, the common number, is
-		// scanned here; anything more goes to Number.
-		j := i + 1
-		for j < len(d) && isDigit(d[j]) {
-			j++
+		if j := PlainInt(d, i); j > 0 {
+			i = j
+			break
 		}
-		if j < len(d) && (d[j] == '.' || d[j]|0x20 == 'e') || j-i >= 300 {
-			slow = '0'
-			goto slowPath
-		}
-		i = j
+		slow = '0'
+		goto slowPath
 	case c == '-' || c == '0' || c == 't' || c == 'f' || c == 'n':
 		slow = c
 		goto slowPath
