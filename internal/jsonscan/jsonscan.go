@@ -605,6 +605,10 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 			return i, Errorf(i, "unexpected end of JSON input in object")
 		}
 		if d[i] != '"' {
+			if IsSpace(d[i]) {
+				i = SkipSpace(d, i)
+				continue
+			}
 			return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
 		}
 		kend, plain, err := s.Key(&mc, i)
@@ -612,14 +616,22 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 			return kend, err
 		}
 		key := d[i+1 : kend-1]
-		i = SkipSpace(d, kend)
-		if i >= len(d) {
-			return i, Errorf(i, "unexpected end of JSON input after object key")
+		// Space is looked for only where a byte is not the one expected
+		// (as in Value); visit gets the value's offset after any.
+		if i = kend; i < len(d) && d[i] == ':' {
+			i++
+		} else {
+			if i = SkipSpace(d, i); i >= len(d) {
+				return i, Errorf(i, "unexpected end of JSON input after object key")
+			}
+			if d[i] != ':' {
+				return i, Errorf(i, "invalid character %q after object key", d[i])
+			}
+			i++
 		}
-		if d[i] != ':' {
-			return i, Errorf(i, "invalid character %q after object key", d[i])
+		if i < len(d) && IsSpace(d[i]) {
+			i = SkipSpace(d, i)
 		}
-		i = SkipSpace(d, i+1)
 		if visit != nil {
 			if !plain {
 				key = Unquote(nil, key)
@@ -631,15 +643,18 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 		if err != nil {
 			return i, err
 		}
-		i = SkipSpace(d, i)
+	next:
 		if i >= len(d) {
 			return i, Errorf(i, "unexpected end of JSON input in object")
 		}
 		switch d[i] {
 		case ',':
-			i = SkipSpace(d, i+1)
+			i++
 		case '}':
 			return i + 1, nil
+		case ' ', '\t', '\n', '\r':
+			i = SkipSpace(d, i)
+			goto next
 		default:
 			return i, Errorf(i, "invalid character %q after object key:value pair", d[i])
 		}
@@ -666,15 +681,20 @@ func (s *Scanner) Array(i, depth int, visit func(n, v int) (int, error)) (int, e
 		if err != nil {
 			return i, err
 		}
-		i = SkipSpace(d, i)
+	next:
 		if i >= len(d) {
 			return i, Errorf(i, "unexpected end of JSON input in array")
 		}
 		switch d[i] {
 		case ',':
-			i = SkipSpace(d, i+1)
+			if i++; i < len(d) && IsSpace(d[i]) {
+				i = SkipSpace(d, i)
+			}
 		case ']':
 			return i + 1, nil
+		case ' ', '\t', '\n', '\r':
+			i = SkipSpace(d, i)
+			goto next
 		default:
 			return i, Errorf(i, "invalid character %q after array element", d[i])
 		}
