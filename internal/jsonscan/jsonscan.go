@@ -97,7 +97,8 @@ type Scanner struct {
 	// Data is the document; Marks are its stop bits.
 	Data  []byte
 	Marks []uint64
-	// Stack is scratch memory: the open containers of Value. A caller
+	// Stack is scratch memory: the kinds of the containers Value holds open
+	// more than 64 levels up (the innermost 64 are bits in a register). A caller
 	// that makes Scanners on the fly can keep it between them.
 	Stack []byte
 }
