@@ -423,11 +423,13 @@ func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) 
 	var last *entry
 	var lastKey []byte
 	var keyBuf [128]byte
+	var desired string // rv.desired, made a string once per review
 	inline := func(s *jsonscan.Scanner, v int) (int, bool) {
 		if n == 0 {
 			if rv.apiVersion == "" || rv.uidRaw == nil || rv.desired == nil {
 				return v, false
 			}
+			desired = string(rv.desired)
 			out = appendHead(out, rv)
 			out = append(out, `,"convertedObjects":[`...)
 		} else {
@@ -453,7 +455,7 @@ func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) 
 			}
 			last, lastKey = e, append(lastKey[:0], key...)
 		}
-		res, end, err := h.convertAt(e, out, s, v, rv.desired, &wk.inHead, &wk.atHead)
+		res, end, err := h.convertAt(e, out, s, v, desired, &wk.inHead, &wk.atHead)
 		if err != nil ||
 			!bytes.Equal(wk.inHead.APIVersion, av) || !bytes.Equal(wk.inHead.Kind, kind) ||
 			apirules.CheckHead(&wk.inHead, &wk.atHead, rv.desired) != nil {
@@ -481,13 +483,13 @@ func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) 
 // convertAt converts with e's engine the object at s.Data[v] (see
 // convert's ConvertAt); a panic is an error, which the general path
 // reports.
-func (h *Handler) convertAt(e *entry, dst []byte, s *jsonscan.Scanner, v int, desired []byte, in, out *apirules.Head) (res []byte, end int, err error) {
+func (h *Handler) convertAt(e *entry, dst []byte, s *jsonscan.Scanner, v int, desired string, in, out *apirules.Head) (res []byte, end int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, end, err = dst, v, errPanicked
 		}
 	}()
-	return e.engine.ConvertAt(dst, s, v, string(desired), in, out)
+	return e.engine.ConvertAt(dst, s, v, desired, in, out)
 }
 
 var errPanicked = errors.New("the converter panicked")

@@ -319,18 +319,6 @@ func (s *Scanner) mark(i int) (int, error) {
 // in one byte: \" \\ \/ \b \f \n \r \t.
 var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
-// Key returns the offset after the string opened at Data[i], and whether
-// it is plain: it holds no escape, so its bytes are its decoded content.
-// mc caches the last word of marks loaded; give each loop over many strings
-// its own, starting at NewMarkCache.
-func (s *Scanner) Key(mc *MarkCache, i int) (end int, plain bool, err error) {
-	if j := mc.StringEnd(s.Data, s.Marks, i+1); j > 0 {
-		return j + 1, true, nil
-	}
-	end, escaped, err := s.String(i)
-	return end, !escaped, err
-}
-
 // MarkCache holds the last two words of marks that StringEnd loaded (the
 // word the last string started in and the next), so that strings found in
 // the same 64 bytes need no load whose address depends on where the
@@ -612,9 +600,16 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 			}
 			return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
 		}
-		kend, plain, err := s.Key(&mc, i)
-		if err != nil {
-			return kend, err
+		kend, plain := 0, true // plain: no escape, its bytes are its content
+		var err error
+		if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
+			kend = j + 1
+		} else {
+			var escaped bool
+			if kend, escaped, err = s.String(i); err != nil {
+				return kend, err
+			}
+			plain = !escaped
 		}
 		key := d[i+1 : kend-1]
 		// Space is looked for only where a byte is not the one expected
