@@ -339,7 +339,10 @@ func NewMarkCache() MarkCache { return MarkCache{w: -1} }
 // from i on): the common case, small enough to be inlined into the loops
 // that scan many strings. A plain string is valid. marks are d's, as
 // stopbits.Append made them: its zero words past the end make the two
-// words read here always there.
+// words read here always there, and no marked byte lies past d's end.
+// (d may also be a prefix of the marked document that ends with a
+// complete value, as convert's list parser makes: the string is then
+// closed within d.)
 func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
 	if w := i >> 6; w != c.w {
 		c.w, c.lo, c.hi = w, marks[w], marks[w+1]<<1
