@@ -199,9 +199,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i++
 		}
-		if i < len(d) && jsonscan.IsSpace(d[i]) {
-			i = jsonscan.SkipSpace(d, i)
-		}
+		i = jsonscan.SkipSpace(d, i)
 		ct := t.values
 		if !plain || t.lens&(1<<min(len(rawKey), 63)) != 0 {
 			ct = t.childKey(rawKey, plain)

@@ -628,9 +628,7 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 			}
 			i++
 		}
-		if i < len(d) && IsSpace(d[i]) {
-			i = SkipSpace(d, i)
-		}
+		i = SkipSpace(d, i)
 		if visit != nil {
 			if !plain {
 				key = Unquote(nil, key)
@@ -686,9 +684,7 @@ func (s *Scanner) Array(i, depth int, visit func(n, v int) (int, error)) (int, e
 		}
 		switch d[i] {
 		case ',':
-			if i++; i < len(d) && IsSpace(d[i]) {
-				i = SkipSpace(d, i)
-			}
+			i = SkipSpace(d, i+1)
 		case ']':
 			return i + 1, nil
 		case ' ', '\t', '\n', '\r':
