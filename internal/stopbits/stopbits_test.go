@@ -29,6 +29,18 @@ func check(t *testing.T, d []byte) {
 			t.Fatalf("input %q: a pad word is %064b, want 0", d, w)
 		}
 	}
+	// Reused memory (a pooled scanner's) holds old words: the pad words
+	// must be written, not assumed zero.
+	dirty := make([]uint64, len(got)+4)
+	for k := range dirty {
+		dirty[k] = ^uint64(0)
+	}
+	reused := Append(dirty[:1], d)
+	for _, w := range reused[len(reused)-Pad:] {
+		if w != 0 {
+			t.Fatalf("input %q, reused memory: a pad word is %064b, want 0", d, w)
+		}
+	}
 	for w := range want {
 		if got[w+1] != want[w] {
 			t.Fatalf("input %q: word %d is %064b, want %064b", d, w, got[w+1], want[w])
