@@ -165,7 +165,6 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		return p.st.newObj(nil), nil
 	}
-	mc := jsonscan.NewMarkCache()
 	var err error
 	for {
 		if i >= len(d) {
@@ -180,7 +179,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		ks := i
 		plain := false // no escape, control or non-ASCII byte: equal only as bytes
-		if j := mc.StringEnd(d, marks, i+1); j > 0 {
+		if j := jsonscan.StringEnd(d, marks, i+1); j > 0 {
 			i, plain = j+1, true
 		} else if i, err = p.stringAt(&s, i); err != nil {
 			return nil, err
@@ -218,7 +217,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 		}
 		// The value: a string or any value off the trie is checked here,
-		// with the object's scanner and mark cache (most members of an
+		// with the object's scanner and stop bits (most members of an
 		// object are such values); what the trie expands, by value.
 		var v node
 		vs := i
@@ -231,7 +230,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i = p.pos
 		case i < len(d) && d[i] == '"':
-			if j := mc.StringEnd(d, marks, i+1); j > 0 {
+			if j := jsonscan.StringEnd(d, marks, i+1); j > 0 {
 				i = j + 1
 			} else if i, err = p.stringAt(&s, i); err != nil {
 				return nil, err

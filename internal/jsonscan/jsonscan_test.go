@@ -140,7 +140,7 @@ func TestStringValue(t *testing.T) {
 // TestStringsAcrossWords puts strings of every length up to 140 bytes at
 // every offset of a 64-byte word of stop bits, with a quote, a backslash, a
 // control character or a non-ASCII byte right after the word boundary, and
-// holds the scanner to the oracle: the mark cache reads two words at once.
+// holds the scanner to the oracle: StringEnd reads two words at once.
 func TestStringsAcrossWords(t *testing.T) {
 	inner := []string{`\"`, `\\`, `\\\"`, `\n\"`, "\x01", "é", "\xff", `\u00e9`, `\x`, `"`, `a`}
 	for pad := 0; pad < 64; pad++ {
