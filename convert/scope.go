@@ -23,6 +23,7 @@ type scopedRule struct {
 	// the item object's root.
 	rename *[2]string
 	quoted [2][]byte // the rename's keys as JSON
+	plain  [2]bool   // quoted holds no escape
 	// toHub and fromHub are what runs on each item.
 	toHub, fromHub func(*Object) error
 }
@@ -47,7 +48,7 @@ func scoped(inner Rule, at Path) Rule {
 		r.rename = &[2]string{rn.from.segs[1], rn.to.segs[1]}
 		for i, k := range r.rename {
 			q := quoteKey(k)
-			r.quoted[i] = q[:len(q):len(q)]
+			r.quoted[i], r.plain[i] = q[:len(q):len(q)], bytes.IndexByte(q, '\\') < 0
 		}
 		r.toHub, r.fromHub = r.renameItem(0, 1), r.renameItem(1, 0)
 	}
@@ -75,13 +76,37 @@ func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1
 // rename rule would, in place: it marks the item object modified, which is
 // how each sees it changed.
 func (r *scopedRule) renameItem(from, to int) func(*Object) error {
-	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to) }
+	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to, &covered{}) }
+}
+
+// covered remembers, for the items of one list, whether the partial
+// objects of a trie hold both keys of a rename (see objNode.covers): the
+// items of a list share their trie, so it is asked once a list.
+type covered struct {
+	t  *trie
+	ok bool
 }
 
 // renameIn renames key from of r.rename to key to in the item it, which o
 // (the item object) names in errors.
-func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
+func (r *scopedRule) renameIn(o *Object, it *node, from, to int, cov *covered) error {
 	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
+	if ob := it.obj; ob != nil && ob.t != nil {
+		// A partial item, as the scan read it: its members are those on
+		// its trie, and when both keys are on it, the rename needs no
+		// more than a look at them.
+		if ob.t != cov.t {
+			cov.t, cov.ok = ob.t, ob.covers(src) && ob.covers(dst)
+		}
+		if i, ok := r.findPartial(ob, src, dst, cov.ok); ok {
+			if i >= 0 {
+				m := &ob.members[i]
+				m.rawKey, m.plain = q, r.plain[to]
+				ob.modified = true
+			}
+			return nil
+		}
+	}
 	if ok, err := o.st.expandFor(it, src); err != nil {
 		return r.fail(o.ptrBase(), err)
 	} else if !ok {
@@ -100,9 +125,35 @@ func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
 			Err: fmt.Errorf("both %s and %s are set; refusing to overwrite %s", s, d, d)}
 	}
 	m := &it.obj.members[i]
-	m.rawKey, m.plain = q, bytes.IndexByte(q, '\\') < 0
+	m.rawKey, m.plain = q, r.plain[to]
 	it.obj.modified = true
 	return nil
+}
+
+// findPartial is renameIn's look at a partial item whose trie holds both
+// keys (covers): the index of the member src when dst is not there too,
+// or -1 when src is not. It reports false when only the general path can
+// tell (a key spelled with escapes, or both keys there: the error).
+func (r *scopedRule) findPartial(o *objNode, src, dst string, covers bool) (int, bool) {
+	if !covers {
+		return 0, false
+	}
+	at := -1
+	for i := range o.members {
+		m := &o.members[i]
+		if m.deleted {
+			continue
+		}
+		if !m.plain {
+			return 0, false
+		}
+		if k := m.rawKey[1 : len(m.rawKey)-1]; string(k) == src {
+			at = i
+		} else if string(k) == dst {
+			return 0, false
+		}
+	}
+	return at, true
 }
 
 // each runs apply on every item selected by r.scope[depth:] under o.
@@ -172,6 +223,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 	}
 	l := n.list
 	changed := false
+	var cov covered
 	for i := range l.items {
 		sub.item.index = i
 		if st.sel.kind != selItems {
@@ -187,7 +239,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		if r.rename != nil && depth == len(r.scope)-1 {
 			// A rename between two keys of the items: on the item
 			// itself, with no item object around it.
-			if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
+			if err := r.renameIn(sub, &l.items[i], dir, 1-dir, &cov); err != nil {
 				return err
 			}
 			changed = changed || l.items[i].changed()
