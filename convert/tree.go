@@ -595,35 +595,40 @@ func (n *node) write(dst []byte) []byte {
 
 // writePartial appends the JSON of n, a changed partial object: the members
 // it holds as they are now, and between them what it does not hold, copied
-// from raw (trimmed of the space and commas around it).
+// from raw. With no member added or deleted, every byte but the keys and
+// values that changed is kept; else writeRebuilt writes it.
 func (n *node) writePartial(dst []byte) []byte {
 	o, raw := n.obj, n.raw
-	if len(o.members) == len(o.spans) {
-		// No member added: keep every byte but the keys and values
-		// that changed.
-		pos, kept := 0, true
-		for i := range o.members {
-			if o.members[i].deleted {
-				kept = false
-				break
-			}
-		}
-		for i := 0; kept && i < len(o.members); i++ {
-			m, sp := &o.members[i], o.spans[i]
-			dst = append(dst, raw[pos:sp.start]...)
-			dst = append(dst, m.rawKey...)
-			if v := m.val.raw; !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)] {
-				dst = append(dst, raw[sp.keyEnd:sp.end]...) // the colon and the value as they were
-			} else {
-				dst = append(dst, ':')
-				dst = m.val.write(dst)
-			}
-			pos = sp.end
-		}
-		if kept {
-			return append(dst, raw[pos:]...)
+	if len(o.members) != len(o.spans) {
+		return n.writeRebuilt(dst)
+	}
+	for i := range o.members {
+		if o.members[i].deleted {
+			return n.writeRebuilt(dst)
 		}
 	}
+	pos := 0
+	for i := range o.members {
+		m, sp := &o.members[i], o.spans[i]
+		dst = append(dst, raw[pos:sp.start]...)
+		dst = append(dst, m.rawKey...)
+		if v := m.val.raw; !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)] {
+			pos = sp.keyEnd // the colon and the value as they were, copied with what follows
+			continue
+		}
+		dst = append(dst, ':')
+		dst = m.val.write(dst)
+		pos = sp.end
+	}
+	return append(dst, raw[pos:]...)
+}
+
+// writeRebuilt is writePartial for an object that gained or lost members:
+// the members it holds, and the runs of members it does not hold copied
+// from raw (trimmed of the space and commas around them), joined by
+// commas.
+func (n *node) writeRebuilt(dst []byte) []byte {
+	o, raw := n.obj, n.raw
 	dst = append(dst, '{')
 	first := true
 	sep := func() {
