@@ -177,6 +177,9 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			return nil, p.failAt(i, fmt.Sprintf("invalid character %q looking for beginning of object key string", d[i]))
 		}
+		// The key and the value are kept as offsets, and made slices
+		// only where a member is held: most members of a partial item
+		// are only checked.
 		ks := i
 		plain := false // no escape, control or non-ASCII byte: equal only as bytes
 		if j := jsonscan.StringEnd(d, marks, i+1); j > 0 {
@@ -184,7 +187,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		} else if i, err = p.stringAt(&s, i); err != nil {
 			return nil, err
 		}
-		rawKey := d[ks:i]
+		ke := i
 		// Space is looked for only where a byte is not the one expected
 		// (as in jsonscan.Value): compact JSON pays nothing for it.
 		if i < len(d) && d[i] == ':' {
@@ -198,14 +201,17 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i++
 		}
-		i = jsonscan.SkipSpace(d, i)
+		if i < len(d) && d[i] <= ' ' {
+			i = jsonscan.SkipSpace(d, i)
+		}
 		ct := t.values
-		if !plain || t.lens&(1<<min(len(rawKey), 63)) != 0 {
-			ct = t.childKey(rawKey, plain)
+		if !plain || t.lens&(1<<min(ke-ks, 63)) != 0 {
+			ct = t.childKey(d[ks:ke], plain)
 		}
 		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
+			rawKey := d[ks:ke]
 			for k := base; k < len(p.stack); k++ {
 				m := &p.stack[k]
 				if plain && m.plain && string(m.rawKey) != string(rawKey) {
@@ -218,11 +224,11 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		// The value: a string or any value off the trie is checked here,
 		// with the object's scanner and stop bits (most members of an
-		// object are such values); what the trie expands, by value.
+		// object are such values); what the trie expands, by value (v).
 		var v node
 		vs := i
 		switch {
-		case p.head != nil && ct == nil && p.depth == baseDepth+1 && keyIs(rawKey, "metadata"):
+		case p.head != nil && ct == nil && p.depth == baseDepth+1 && keyIs(d[ks:ke], "metadata"):
 			// The document's metadata: its head read in the same pass.
 			p.pos = i
 			if v, err = p.metadata(); err != nil {
@@ -235,14 +241,12 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			} else if i, err = p.stringAt(&s, i); err != nil {
 				return nil, err
 			}
-			v.raw = d[vs:i]
 		case i < len(d) && (d[i] == '-' || d[i] >= '0' && d[i] <= '9'):
 			if j := jsonscan.PlainInt(d, i); j > 0 {
 				i = j
 			} else if i, err = jsonscan.Number(d, i); err != nil {
 				return nil, err
 			}
-			v.raw = d[vs:i]
 		case ct == nil || i >= len(d) || d[i] != '{' && (d[i] != '[' || ct.items == nil):
 			if s.Data == nil {
 				s = p.scanner()
@@ -252,7 +256,6 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			if err != nil {
 				return nil, err
 			}
-			v.raw = d[vs:i]
 		default:
 			p.pos = i
 			if v, err = p.value(ct); err != nil {
@@ -260,14 +263,16 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i = p.pos
 		}
-		switch {
-		case partial && ct == nil:
+		if partial && ct == nil {
 			others++ // checked, not held
-		case partial:
-			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
-			p.spans = append(p.spans, span{ks - start, ks + len(rawKey) - start, i - start})
-		default:
-			p.stack = append(p.stack, member{rawKey: rawKey, val: v, plain: plain})
+		} else {
+			if v.raw == nil {
+				v.raw = d[vs:i]
+			}
+			p.stack = append(p.stack, member{rawKey: d[ks:ke], val: v, plain: plain})
+			if partial {
+				p.spans = append(p.spans, span{ks - start, ke - start, i - start})
+			}
 		}
 	next:
 		if i >= len(d) {
