@@ -440,19 +440,13 @@ key:
 		slow = 'k'
 		goto slowPath
 	}
-afterKey:
-	if i < len(d) && d[i] == ':' {
-		i++
-	} else {
-		if i = SkipSpace(d, i); i >= len(d) {
-			goto eof
-		}
-		if d[i] != ':' {
-			return i, Errorf(i, "invalid character %q after object key", d[i])
-		}
-		i++
+	// The colon: right after the key, else (space, or after a key the
+	// slow path read) at colon, a block of its own so that the common
+	// path keeps its registers as they are.
+	if i >= len(d) || d[i] != ':' {
+		goto colon
 	}
-	if i >= len(d) {
+	if i++; i >= len(d) {
 		goto eof
 	}
 value:
@@ -543,9 +537,20 @@ slowPath:
 		return i, err
 	}
 	if slow == 'k' {
-		goto afterKey
+		goto colon
 	}
 	goto closed
+colon:
+	if i = SkipSpace(d, i); i >= len(d) {
+		goto eof
+	}
+	if d[i] != ':' {
+		return i, Errorf(i, "invalid character %q after object key", d[i])
+	}
+	if i++; i >= len(d) {
+		goto eof
+	}
+	goto value
 eof:
 	return i, Errorf(i, "unexpected end of JSON input")
 }

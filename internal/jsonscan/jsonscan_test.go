@@ -55,6 +55,11 @@ func TestScannerTable(t *testing.T) {
 		{name: "control character", in: "\"a\x01\"", msg: "invalid control character"},
 		{name: "bad escape", in: `"\x"`, msg: "invalid escape character"},
 		{name: "trailing comma", in: `{"a":1,}`, msg: "looking for beginning of object key"},
+		{name: "space around colons", in: `{"a" : 1, "\u0062"	:2, "c"
+:{"d" :3}}`, ok: true},
+		{name: "no colon", in: `{"a" 1}`, msg: `invalid character '1' after object key`},
+		{name: "no colon after an escaped key", in: `{"\u0061" 1}`, msg: `invalid character '1' after object key`},
+		{name: "no colon after a long key", in: `{"` + strings.Repeat("k", 70) + `"}`, msg: `invalid character '}' after object key`},
 		{name: "trailing data", in: `{} x`, msg: "unexpected data after the top-level value"},
 		{name: "bad number", in: `1.`, msg: "no digits after the decimal point"},
 		{name: "empty", in: ``, msg: "unexpected end of JSON input"},
