@@ -101,6 +101,10 @@ type Scanner struct {
 	// more than 64 levels up (the innermost 64 are bits in a register). A caller
 	// that makes Scanners on the fly can keep it between them.
 	Stack []byte
+	// room is how many more containers Value may open (MaxDepth less the
+	// depth it was called at): kept here, not in a register, which the
+	// loop needs more.
+	room int
 }
 
 // MaxPooledMarks is the most stop-bit memory (in words) a Scanner kept in
@@ -387,8 +391,9 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	s.Stack = s.Stack[:0]
 	var err error
 	var slow byte // what slowPath scans: 'k' a key, '"' a string value, else the first byte of a number or literal
+	s.room = MaxDepth - depth
 open:
-	if depth+n >= MaxDepth {
+	if n >= s.room {
 		return i, errDepth(i)
 	}
 	if n > 0 && n&63 == 0 {
