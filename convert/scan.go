@@ -165,6 +165,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		return p.st.newObj(nil), nil
 	}
+	mc := jsonscan.NewMarkCache()
 	var err error
 	for {
 		if i >= len(d) {
@@ -182,7 +183,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		// are only checked.
 		ks := i
 		plain := false // no escape, control or non-ASCII byte: equal only as bytes
-		if j := jsonscan.StringEnd(d, marks, i+1); j > 0 {
+		if j := mc.StringEnd(d, marks, i+1); j > 0 {
 			i, plain = j+1, true
 		} else if i, err = p.stringAt(&s, i); err != nil {
 			return nil, err
@@ -236,7 +237,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i = p.pos
 		case i < len(d) && d[i] == '"':
-			if j := jsonscan.StringEnd(d, marks, i+1); j > 0 {
+			if j := mc.StringEnd(d, marks, i+1); j > 0 {
 				i = j + 1
 			} else if i, err = p.stringAt(&s, i); err != nil {
 				return nil, err

@@ -323,6 +323,19 @@ func (s *Scanner) mark(i int) (int, error) {
 // in one byte: \" \\ \/ \b \f \n \r \t.
 var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
+// MarkCache holds the last two words of marks that StringEnd loaded (the
+// word the last string started in and the next), so that strings found in
+// the same 64 bytes need no load whose address depends on where the
+// previous string ended, and a string that runs into the next word is found
+// as fast as one that does not.
+type MarkCache struct {
+	w      int
+	lo, hi uint64 // marks[w] and marks[w+1]<<1
+}
+
+// NewMarkCache returns an empty cache.
+func NewMarkCache() MarkCache { return MarkCache{w: -1} }
+
 // StringEnd returns the offset of the closing quote of the string whose
 // content starts at d[i] (just after its opening quote) when its first
 // marked byte is that quote, and 0 otherwise (an escape, a control
@@ -334,16 +347,14 @@ var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': 
 // (d may also be a prefix of the marked document that ends with a
 // complete value, as convert's list parser makes: the string is then
 // closed within d.)
-//
-// It reads the two words of marks the 64 bytes from i lie in each time:
-// two loads that hit the first-level cache cost less than keeping the
-// last words in a cache, which Go keeps in memory, not in registers.
-func StringEnd(d []byte, marks []uint64, i int) int {
-	w := i >> 6
-	hi := marks[w+1] << 1 // shifted by one so that both shifts stay below 64
-	lo := marks[w]
+func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
+	if w := i >> 6; w != c.w {
+		c.w, c.lo, c.hi = w, marks[w], marks[w+1]<<1
+	}
+	// The 64 marks from i on, across the two cached words (hi is shifted
+	// by one so that both shifts stay below 64, each one instruction).
 	sh := uint(i)
-	if m := lo>>(sh&63) | hi<<(^sh&63); m != 0 {
+	if m := c.lo>>(sh&63) | c.hi<<(^sh&63); m != 0 {
 		// A marked byte is in d: the marks past its end are zero.
 		if j := i + bits.TrailingZeros64(m); d[j] == '"' {
 			return j
@@ -386,6 +397,7 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	// object, innermost lowest), 64 levels at a time; the levels above
 	// are kept in s.Stack, a word of eight bytes for each 64.
 	marks := s.Marks
+	mc := NewMarkCache()
 	var kinds uint64 // the innermost 64 open containers
 	n := 0           // how many containers are open
 	s.Stack = s.Stack[:0]
@@ -439,7 +451,7 @@ key:
 		}
 		return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
 	}
-	if j := StringEnd(d, marks, i+1); j > 0 {
+	if j := mc.StringEnd(d, marks, i+1); j > 0 {
 		i = j + 1
 	} else {
 		slow = 'k'
@@ -457,7 +469,7 @@ key:
 value:
 	switch c := d[i]; {
 	case c == '"':
-		if j := StringEnd(d, marks, i+1); j > 0 {
+		if j := mc.StringEnd(d, marks, i+1); j > 0 {
 			i = j + 1
 			goto closed
 		}
@@ -589,6 +601,7 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 	if i < len(d) && d[i] == '}' {
 		return i + 1, nil
 	}
+	mc := NewMarkCache()
 	for {
 		if i >= len(d) {
 			return i, Errorf(i, "unexpected end of JSON input in object")
@@ -602,7 +615,7 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 		}
 		kend, plain := 0, true // plain: no escape, its bytes are its content
 		var err error
-		if j := StringEnd(d, s.Marks, i+1); j > 0 {
+		if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
 			kend = j + 1
 		} else {
 			var escaped bool
@@ -733,10 +746,11 @@ func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
 		return s.skipStringTrusted(i)
 	case '{', '[':
 		level := 0
+		mc := NewMarkCache()
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				if j := StringEnd(d, s.Marks, i+1); j > 0 {
+				if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
 					i = j + 1
 					continue
 				}
