@@ -87,26 +87,35 @@ type covered struct {
 	ok bool
 }
 
+// renamePartial is renameIn's common case, small and called first: a
+// partial item, as the scan read it, whose trie holds both keys (its
+// members are those on its trie, so the rename needs no more than a look
+// at them). It reports false when renameIn must do it.
+func (r *scopedRule) renamePartial(it *node, from, to int, cov *covered) bool {
+	ob := it.obj
+	if ob == nil || ob.t == nil {
+		return false
+	}
+	src, dst := r.rename[from], r.rename[to]
+	if ob.t != cov.t {
+		cov.t, cov.ok = ob.t, ob.covers(src) && ob.covers(dst)
+	}
+	i, ok := r.findPartial(ob, src, dst, cov.ok)
+	if ok && i >= 0 {
+		m := &ob.members[i]
+		m.rawKey, m.plain = r.quoted[to], r.plain[to]
+		ob.modified = true
+	}
+	return ok
+}
+
 // renameIn renames key from of r.rename to key to in the item it, which o
 // (the item object) names in errors.
 func (r *scopedRule) renameIn(o *Object, it *node, from, to int, cov *covered) error {
-	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
-	if ob := it.obj; ob != nil && ob.t != nil {
-		// A partial item, as the scan read it: its members are those on
-		// its trie, and when both keys are on it, the rename needs no
-		// more than a look at them.
-		if ob.t != cov.t {
-			cov.t, cov.ok = ob.t, ob.covers(src) && ob.covers(dst)
-		}
-		if i, ok := r.findPartial(ob, src, dst, cov.ok); ok {
-			if i >= 0 {
-				m := &ob.members[i]
-				m.rawKey, m.plain = q, r.plain[to]
-				ob.modified = true
-			}
-			return nil
-		}
+	if r.renamePartial(it, from, to, cov) {
+		return nil
 	}
+	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
 	if ok, err := o.st.expandFor(it, src); err != nil {
 		return r.fail(o.ptrBase(), err)
 	} else if !ok {
@@ -239,8 +248,10 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		if r.rename != nil && depth == len(r.scope)-1 {
 			// A rename between two keys of the items: on the item
 			// itself, with no item object around it.
-			if err := r.renameIn(sub, &l.items[i], dir, 1-dir, &cov); err != nil {
-				return err
+			if !r.renamePartial(&l.items[i], dir, 1-dir, &cov) {
+				if err := r.renameIn(sub, &l.items[i], dir, 1-dir, &cov); err != nil {
+					return err
+				}
 			}
 			changed = changed || l.items[i].changed()
 			continue
