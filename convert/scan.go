@@ -347,15 +347,22 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 		p.pos++
 		return p.st.newList(nil), nil
 	}
+	flat := !itemsInFull && t.flat()
 	for {
 		var it node
 		if p.pos < len(d) && d[p.pos] == '{' {
 			// An object item: partially, only what the rules on the
 			// items read.
 			start := p.pos
-			o, err := p.objectOf(t, !itemsInFull)
-			if err != nil {
-				return nil, err
+			o, ok := (*objNode)(nil), false
+			if flat {
+				o, ok = p.partialItem(t)
+			}
+			if !ok {
+				var err error
+				if o, err = p.objectOf(t, !itemsInFull); err != nil {
+					return nil, err
+				}
 			}
 			it = node{raw: d[start:p.pos], obj: o}
 		} else {

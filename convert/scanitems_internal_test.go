@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -259,6 +260,32 @@ func TestRenamedItemsKeepTheirBytes(t *testing.T) {
 		out, err := c.Convert(nil, []byte(in), "g/v1")
 		if err != nil || string(out) != want {
 			t.Errorf("%s:\n got %s %v\nwant %s", tc.in, out, err, want)
+		}
+	}
+}
+
+// TestItemsRefuseDuplicateHeldKeys: a key a rule on the items reads,
+// written twice in an item, is refused where the second one starts, in
+// compact JSON (read by partialItem) as with space (read by objectBody).
+func TestItemsRefuseDuplicateHeldKeys(t *testing.T) {
+	r, err := Rename(MustPath("spec.ships[*].img"), MustPath("spec.ships[*].image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{r}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, items := range []string{
+		`[{"n":1},{"img":"x","a":2,"img":"y"}]`,
+		`[{"n":1},{"img" : "x", "a":2, "img":"y"}]`,
+	} {
+		in := `{"apiVersion":"g/v0","kind":"K","spec":{"ships":` + items + `}}`
+		want := `duplicate key "img"`
+		_, err := c.Convert(nil, []byte(in), "g/v1")
+		var se *syntaxError
+		if !errors.As(err, &se) || se.Msg != want || in[se.Off:se.Off+5] != `"img"` || se.Off < strings.Index(in, `"a"`) {
+			t.Errorf("%s: got %v, want %s at the second \"img\"", items, err, want)
 		}
 	}
 }

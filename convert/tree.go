@@ -394,6 +394,17 @@ func (s *state) newObj(ms []member) *objNode {
 	return o
 }
 
+// reserve makes room in the arena for n more members and their spans, as
+// newObj and newPartial would.
+func (s *state) reserve(n int) {
+	if len(s.members)+n > cap(s.members) {
+		s.members = make([]member, 0, max(2*cap(s.members), 2*n))
+	}
+	if len(s.spans)+n > cap(s.spans) {
+		s.spans = make([]span, 0, max(64, 2*cap(s.spans), 2*n))
+	}
+}
+
 // newPartial returns a partial objNode of trie t (see objNode) holding
 // copies of ms and their spans sp.
 func (s *state) newPartial(t *trie, ms []member, sp []span, others int) *objNode {

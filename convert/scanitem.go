@@ -1,0 +1,145 @@
+package convert
+
+import "github.com/hubspoke/hubspoke/internal/jsonscan"
+
+// The items of a list on a rule's path are most of what the scan reads in
+// objects such as a Deployment's containers or a fleet's ships, and rules
+// on items mostly name members of the item itself (a rename, an enum). For
+// such items (a flat trie) partialItem reads an item the way objectBody
+// reads it partially, on the path compact JSON takes, and writes the
+// members it holds straight into the conversion's arena: no member is
+// copied twice, and the loop keeps few variables. Anything off that path
+// (space, an escaped key, a duplicate key, a held value that is an object,
+// an error) makes it give up having recorded nothing: objectBody then reads
+// the item, and says what is wrong.
+
+// flat reports whether the items of a list on t can be read by
+// partialItem: every child of t is a leaf, and t has no trie for the values
+// of a map.
+func (t *trie) flat() bool {
+	if t.values != nil || t.items != nil {
+		return false
+	}
+	for i := range t.children {
+		if c := t.children[i].t; len(c.children) > 0 || c.items != nil || c.values != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// partialItem reads the object at p.pos, an item of a list on the flat trie
+// t, as objectOf(t, true) reads it, and reports true; or it reports false,
+// having read and recorded nothing.
+func (p *parser) partialItem(t *trie) (*objNode, bool) {
+	if p.depth+1 > jsonscan.MaxDepth {
+		return nil, false
+	}
+	st := p.st
+	st.reserve(len(t.children))
+	mb, sb := len(st.members), len(st.spans)
+	end, others, ok := p.partialMembers(t)
+	if !ok {
+		clear(st.members[mb:]) // no reference into the document kept past its use
+		st.members, st.spans = st.members[:mb], st.spans[:sb]
+		return nil, false
+	}
+	if len(st.objs) == cap(st.objs) {
+		st.objs = make([]objNode, 0, 2*cap(st.objs))
+	}
+	st.objs = st.objs[:len(st.objs)+1]
+	o := &st.objs[len(st.objs)-1]
+	*o = objNode{t: t, others: others}
+	if len(st.members) > mb {
+		o.members = st.members[mb:len(st.members):len(st.members)]
+		o.spans = st.spans[sb:len(st.spans):len(st.spans)]
+	}
+	p.pos = end
+	return o, true
+}
+
+// partialMembers scans the members of the object at p.pos, appending those
+// on t to the arena (which has room for every child of t), and returns the
+// offset after the object and the count of members not held; ok is false
+// when the object is not on partialItem's path.
+func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
+	d, marks, st := p.data, p.marks, p.st
+	start := p.pos
+	i := start + 1
+	if i >= len(d) || d[i] != '"' {
+		return 0, 0, false // empty, or space: objectBody
+	}
+	held := len(st.members)
+	var s jsonscan.Scanner // for values other than strings and integers
+	mc := jsonscan.NewMarkCache()
+	for {
+		// d[i] is the quote opening a key.
+		ks := i
+		j := mc.StringEnd(d, marks, i+1)
+		if j <= 0 || j+1 >= len(d) || d[j+1] != ':' {
+			return 0, 0, false
+		}
+		ke := j + 1
+		var ct *trie
+		if t.lens&(1<<min(uint(ke-ks), 63)) != 0 {
+			ct = t.childKey(d[ks:ke], true)
+		}
+		i = ke + 1
+		vs := i
+		if i >= len(d) {
+			return 0, 0, false
+		}
+		switch c := d[i]; {
+		case c == '"':
+			if j = mc.StringEnd(d, marks, i+1); j <= 0 {
+				return 0, 0, false
+			}
+			i = j + 1
+		case c == '-' || c >= '0' && c <= '9':
+			if j = jsonscan.PlainInt(d, i); j > 0 {
+				i = j
+			} else if j, err := jsonscan.Number(d, i); err == nil {
+				i = j
+			} else {
+				return 0, 0, false
+			}
+		case c == '{' && ct != nil:
+			return 0, 0, false // a held object is expanded: objectBody
+		default:
+			if s.Data == nil {
+				s = p.scanner()
+			}
+			var err error
+			i, err = s.Value(i, p.depth+1)
+			p.kinds = s.Stack
+			if err != nil {
+				return 0, 0, false
+			}
+		}
+		if ct == nil {
+			others++
+		} else {
+			for k := held; k < len(st.members); k++ {
+				if string(st.members[k].rawKey) == string(d[ks:ke]) {
+					return 0, 0, false // a duplicate key: objectBody's error
+				}
+			}
+			st.members = append(st.members, member{rawKey: d[ks:ke], val: node{raw: d[vs:i]}, plain: true})
+			st.spans = append(st.spans, span{ks - start, ke - start, i - start})
+		}
+		if i >= len(d) {
+			return 0, 0, false
+		}
+		switch d[i] {
+		case ',':
+			if i+1 >= len(d) || d[i+1] != '"' {
+				return 0, 0, false
+			}
+			i++
+		case '}':
+			return i + 1, others, true
+		default:
+			return 0, 0, false
+		}
+	}
+}
