@@ -347,7 +347,7 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 		p.pos++
 		return p.st.newList(nil), nil
 	}
-	flat := !itemsInFull && t.flat()
+	flat := !itemsInFull && !noFlatItems && t.flat()
 	for {
 		var it node
 		if p.pos < len(d) && d[p.pos] == '{' {

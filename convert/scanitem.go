@@ -13,6 +13,10 @@ import "github.com/hubspoke/hubspoke/internal/jsonscan"
 // an error) makes it give up having recorded nothing: objectBody then reads
 // the item, and says what is wrong.
 
+// noFlatItems makes the scan read every item with objectBody: the tests'
+// reference for partialItem.
+var noFlatItems = false
+
 // flat reports whether the items of a list on t can be read by
 // partialItem: every child of t is a leaf, and t has no trie for the values
 // of a map.
