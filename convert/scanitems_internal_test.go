@@ -238,10 +238,10 @@ func BenchmarkScanListItems(b *testing.B) {
 	}
 }
 
-// TestRenamedItemsKeepTheirBytes: renaming a key inside every item changes
-// that key and nothing else of the item, space included; an item no rule
-// changes, and the space between items of an unchanged list, stay too.
-func TestRenamedItemsKeepTheirBytes(t *testing.T) {
+// shipsRenamer converts between g/v0 and g/v1 by renaming img to image in
+// the items of spec.ships.
+func shipsRenamer(t *testing.T) *Converter {
+	t.Helper()
 	r, err := Rename(MustPath("spec.ships[*].img"), MustPath("spec.ships[*].image"))
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +250,14 @@ func TestRenamedItemsKeepTheirBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestRenamedItemsKeepTheirBytes: renaming a key inside every item changes
+// that key and nothing else of the item, space included; an item no rule
+// changes, and the space between items of an unchanged list, stay too.
+func TestRenamedItemsKeepTheirBytes(t *testing.T) {
+	c := shipsRenamer(t)
 	for _, tc := range []struct{ in, want string }{
 		{`[ {"a" : 1, "img" : "x" , "b":{ "c" : [1, 2] } }, {"n": 2} ]`, `[{"a" : 1, "image" : "x" , "b":{ "c" : [1, 2] } },{"n": 2}]`},
 		{`[{"img":"x"}]`, `[{"image":"x"}]`},
@@ -268,14 +276,7 @@ func TestRenamedItemsKeepTheirBytes(t *testing.T) {
 // written twice in an item, is refused where the second one starts, in
 // compact JSON (read by partialItem) as with space (read by objectBody).
 func TestItemsRefuseDuplicateHeldKeys(t *testing.T) {
-	r, err := Rename(MustPath("spec.ships[*].img"), MustPath("spec.ships[*].image"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{r}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := shipsRenamer(t)
 	for _, items := range []string{
 		`[{"n":1},{"img":"x","a":2,"img":"y"}]`,
 		`[{"n":1},{"img" : "x", "a":2, "img":"y"}]`,
