@@ -212,15 +212,8 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
 			// read one value and copy the other through unchanged.
-			rawKey := d[ks:ke]
-			for k := base; k < len(p.stack); k++ {
-				m := &p.stack[k]
-				if plain && m.plain && string(m.rawKey) != string(rawKey) {
-					continue
-				}
-				if rawKeysEqual(m.rawKey, rawKey) {
-					return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", rawKey), Off: ks}
-				}
+			if rawKey := d[ks:ke]; len(p.stack) > base && holdsKey(p.stack[base:], rawKey, plain) {
+				return nil, &syntaxError{Msg: fmt.Sprintf("duplicate key %s", rawKey), Off: ks}
 			}
 		}
 		// The value: a string or any value off the trie is checked here,
@@ -406,6 +399,21 @@ func (p *parser) item(t *trie) (node, error) {
 		}
 	}
 	return it, nil
+}
+
+// holdsKey reports whether a member of ms has the key rawKey (plain: it
+// holds no escape, so a plain key equals it only as bytes).
+func holdsKey(ms []member, rawKey []byte, plain bool) bool {
+	for k := range ms {
+		m := &ms[k]
+		if plain && m.plain && string(m.rawKey) != string(rawKey) {
+			continue
+		}
+		if rawKeysEqual(m.rawKey, rawKey) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawKeysEqual reports whether two quoted keys decode to the same string.

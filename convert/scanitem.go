@@ -40,7 +40,8 @@ func (p *parser) partialItem(t *trie) (*objNode, bool) {
 		return nil, false
 	}
 	st := p.st
-	st.reserve(len(t.children))
+	st.roomForMembers(len(t.children))
+	st.roomForSpans(len(t.children))
 	mb, sb := len(st.members), len(st.spans)
 	end, others, ok := p.partialMembers(t)
 	if !ok {
@@ -48,11 +49,7 @@ func (p *parser) partialItem(t *trie) (*objNode, bool) {
 		st.members, st.spans = st.members[:mb], st.spans[:sb]
 		return nil, false
 	}
-	if len(st.objs) == cap(st.objs) {
-		st.objs = make([]objNode, 0, 2*cap(st.objs))
-	}
-	st.objs = st.objs[:len(st.objs)+1]
-	o := &st.objs[len(st.objs)-1]
+	o := st.newNode()
 	*o = objNode{t: t, others: others}
 	if len(st.members) > mb {
 		o.members = st.members[mb:len(st.members):len(st.members)]
@@ -123,10 +120,8 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		if ct == nil {
 			others++
 		} else {
-			for k := held; k < len(st.members); k++ {
-				if string(st.members[k].rawKey) == string(d[ks:ke]) {
-					return 0, 0, false // a duplicate key: objectBody's error
-				}
+			if len(st.members) > held && holdsKey(st.members[held:], d[ks:ke], true) {
+				return 0, 0, false // a duplicate key: objectBody's error
 			}
 			st.members = append(st.members, member{rawKey: d[ks:ke], val: node{raw: d[vs:i]}, plain: true})
 			st.spans = append(st.spans, span{ks - start, ke - start, i - start})

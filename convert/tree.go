@@ -365,21 +365,12 @@ func putState(s *state) {
 // is room. The members slice has no spare capacity, so appending to it never
 // writes over a neighbour's members.
 func (s *state) newObj(ms []member) *objNode {
-	var o *objNode
-	if len(s.objs) == cap(s.objs) {
-		s.objs = make([]objNode, 0, 2*cap(s.objs))
-	}
-	s.objs = s.objs[:len(s.objs)+1]
-	o = &s.objs[len(s.objs)-1]
+	o := s.newNode()
 	if len(ms) == 0 {
 		o.members = nil
 		return o
 	}
-	if len(s.members)+len(ms) > cap(s.members) {
-		// A new, larger arena; objects already made keep the old one, and
-		// the pooled state keeps the new one for the next conversions.
-		s.members = make([]member, 0, max(2*cap(s.members), 2*len(ms)))
-	}
+	s.roomForMembers(len(ms))
 	b := len(s.members)
 	if len(ms) <= 4 {
 		// An object of a few members held (a partial item, mostly):
@@ -394,12 +385,27 @@ func (s *state) newObj(ms []member) *objNode {
 	return o
 }
 
-// reserve makes room in the arena for n more members and their spans, as
-// newObj and newPartial would.
-func (s *state) reserve(n int) {
+// newNode returns the next objNode of the arena, as the last conversion
+// that used it left it (putState clears them).
+func (s *state) newNode() *objNode {
+	if len(s.objs) == cap(s.objs) {
+		s.objs = make([]objNode, 0, 2*cap(s.objs))
+	}
+	s.objs = s.objs[:len(s.objs)+1]
+	return &s.objs[len(s.objs)-1]
+}
+
+// roomForMembers makes room in the arena for n more members: when there is
+// none, a new, larger arena; objects already made keep the old one, and the
+// pooled state keeps the new one for the next conversions.
+func (s *state) roomForMembers(n int) {
 	if len(s.members)+n > cap(s.members) {
 		s.members = make([]member, 0, max(2*cap(s.members), 2*n))
 	}
+}
+
+// roomForSpans is roomForMembers for the spans of partial objects.
+func (s *state) roomForSpans(n int) {
 	if len(s.spans)+n > cap(s.spans) {
 		s.spans = make([]span, 0, max(64, 2*cap(s.spans), 2*n))
 	}
@@ -410,9 +416,7 @@ func (s *state) reserve(n int) {
 func (s *state) newPartial(t *trie, ms []member, sp []span, others int) *objNode {
 	o := s.newObj(ms)
 	if len(sp) > 0 {
-		if len(s.spans)+len(sp) > cap(s.spans) {
-			s.spans = make([]span, 0, max(64, 2*cap(s.spans), 2*len(sp)))
-		}
+		s.roomForSpans(len(sp))
 		b := len(s.spans)
 		s.spans = append(s.spans, sp...)
 		o.spans = s.spans[b:len(s.spans):len(s.spans)]
