@@ -76,7 +76,13 @@ func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1
 // rename rule would, in place: it marks the item object modified, which is
 // how each sees it changed.
 func (r *scopedRule) renameItem(from, to int) func(*Object) error {
-	return func(o *Object) error { return r.renameIn(o, &o.root.obj.members[0].val, from, to, &covered{}) }
+	return func(o *Object) error {
+		it := &o.root.obj.members[0].val
+		if r.renamePartial(it, from, to, &covered{}) {
+			return nil
+		}
+		return r.renameIn(o, it, from, to)
+	}
 }
 
 // covered remembers, for the items of one list, whether the partial
@@ -110,11 +116,9 @@ func (r *scopedRule) renamePartial(it *node, from, to int, cov *covered) bool {
 }
 
 // renameIn renames key from of r.rename to key to in the item it, which o
-// (the item object) names in errors.
-func (r *scopedRule) renameIn(o *Object, it *node, from, to int, cov *covered) error {
-	if r.renamePartial(it, from, to, cov) {
-		return nil
-	}
+// (the item object) names in errors: the general case, after
+// renamePartial.
+func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
 	src, dst, q := r.rename[from], r.rename[to], r.quoted[to]
 	if ok, err := o.st.expandFor(it, src); err != nil {
 		return r.fail(o.ptrBase(), err)
@@ -249,7 +253,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 			// A rename between two keys of the items: on the item
 			// itself, with no item object around it.
 			if !r.renamePartial(&l.items[i], dir, 1-dir, &cov) {
-				if err := r.renameIn(sub, &l.items[i], dir, 1-dir, &cov); err != nil {
+				if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
 					return err
 				}
 			}
