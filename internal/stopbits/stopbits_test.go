@@ -3,6 +3,9 @@ package stopbits
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +124,36 @@ func BenchmarkAppend(b *testing.B) {
 				m = Append(m[:0], d)
 			}
 		})
+	}
+}
+
+// TestNoLegacySSEWithDirtyUpper reads the assembly: no legacy SSE
+// instruction (an X register without a VEX mnemonic) may run after a
+// 256-bit one and before VZEROUPPER. On some CPUs each such instruction
+// stalls for hundreds of cycles on a state transition (see BenchmarkAppend).
+func TestNoLegacySSEWithDirtyUpper(t *testing.T) {
+	src, err := os.ReadFile("stopbits_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xreg := regexp.MustCompile(`\bX([0-9]|1[0-5])\b`)
+	dirty := false
+	for n, line := range strings.Split(string(src), "\n") {
+		code, _, _ := strings.Cut(line, "//")
+		fields := strings.Fields(code)
+		if len(fields) == 0 {
+			continue
+		}
+		op := fields[0]
+		switch {
+		case op == "TEXT":
+			dirty = false
+		case op == "VZEROUPPER":
+			dirty = false
+		case strings.Contains(code, " Y") || strings.Contains(code, ", Y"):
+			dirty = true
+		case dirty && !strings.HasPrefix(op, "V") && xreg.MatchString(code):
+			t.Errorf("stopbits_amd64.s:%d: legacy SSE %s after a 256-bit instruction, before VZEROUPPER", n+1, strings.TrimSpace(code))
+		}
 	}
 }
