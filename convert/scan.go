@@ -165,7 +165,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		return p.st.newObj(nil), nil
 	}
-	mc := jsonscan.NewMarkCache()
+	mc := jsonscan.NewCursor()
 	var err error
 	for {
 		if i >= len(d) {
@@ -183,8 +183,10 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		// are only checked.
 		ks := i
 		plain := false // no escape, control or non-ASCII byte: equal only as bytes
-		if j := mc.StringEnd(d, marks, i+1); j > 0 {
-			i, plain = j+1, true
+		if j, next := mc.Next(d, i+1); j > 0 {
+			i, plain, mc = j+1, true, next
+		} else if j, next := jsonscan.StringEnd(d, marks, i+1); j > 0 {
+			i, plain, mc = j+1, true, next
 		} else if i, err = p.stringAt(&s, i); err != nil {
 			return nil, err
 		}
@@ -230,8 +232,10 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			}
 			i = p.pos
 		case i < len(d) && d[i] == '"':
-			if j := mc.StringEnd(d, marks, i+1); j > 0 {
-				i = j + 1
+			if j, next := mc.Next(d, i+1); j > 0 {
+				i, mc = j+1, next
+			} else if j, next := jsonscan.StringEnd(d, marks, i+1); j > 0 {
+				i, mc = j+1, next
 			} else if i, err = p.stringAt(&s, i); err != nil {
 				return nil, err
 			}

@@ -72,15 +72,19 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 	}
 	held := len(st.members)
 	var s jsonscan.Scanner // for values other than strings and integers
-	mc := jsonscan.NewMarkCache()
+	mc := jsonscan.NewCursor()
 	for {
 		// d[i] is the quote opening a key.
 		ks := i
-		j := mc.StringEnd(d, marks, i+1)
+		j, next := mc.Next(d, i+1)
+		if j == 0 {
+			j, next = jsonscan.StringEnd(d, marks, i+1)
+		}
 		if j <= 0 || j+1 >= len(d) || d[j+1] != ':' {
 			return 0, 0, false
 		}
 		ke := j + 1
+		mc = next
 		var ct *trie
 		if t.lens&(1<<min(uint(ke-ks), 63)) != 0 {
 			ct = t.childKey(d[ks:ke], true)
@@ -92,8 +96,10 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		}
 		switch c := d[i]; {
 		case c == '"':
-			if j = mc.StringEnd(d, marks, i+1); j <= 0 {
-				return 0, 0, false
+			if j, mc = mc.Next(d, i+1); j == 0 {
+				if j, mc = jsonscan.StringEnd(d, marks, i+1); j <= 0 {
+					return 0, 0, false
+				}
 			}
 			i = j + 1
 		case c == '-' || c >= '0' && c <= '9':

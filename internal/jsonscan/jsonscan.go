@@ -323,44 +323,69 @@ func (s *Scanner) mark(i int) (int, error) {
 // in one byte: \" \\ \/ \b \f \n \r \t.
 var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
-// MarkCache holds the last two words of marks that StringEnd loaded (the
-// word the last string started in and the next), so that strings found in
-// the same 64 bytes need no load whose address depends on where the
-// previous string ended, and a string that runs into the next word is found
-// as fast as one that does not.
-type MarkCache struct {
-	w      int
-	lo, hi uint64 // marks[w] and marks[w+1]<<1
+// Cursor finds the ends of strings that follow each other, as a scanning
+// loop meets them. It holds 64 stop bits from an offset on, those of the
+// bytes it has passed cleared. In a document whose strings are plain the
+// only marked bytes are quotes, two a string: the next string's end is
+// then the mark after the next one, found by clearing the lowest mark (the
+// opening quote) and counting trailing zeros. That waits on the cursor
+// alone, not on the offset the loop has reached (a shift by it, a count,
+// an add for every string), so a loop meets its strings as fast as it can
+// issue its instructions; it checks that the cursor's next mark is the
+// quote it stands on, and reads the marks at the offset (StringEnd) when
+// not: at a loop's first string, after anything the cursor did not see,
+// and every 64 bytes or so.
+//
+// A Cursor is a value, returned moved on, so that a loop keeps it in
+// registers. Next and StringEnd are each small enough to be inlined, not
+// both in one function: a loop calls Next, then StringEnd when Next
+// returns 0.
+type Cursor struct {
+	b int    // the offset of the bit 0 of m
+	m uint64 // the marks of the bytes from b on not yet passed
 }
 
-// NewMarkCache returns an empty cache.
-func NewMarkCache() MarkCache { return MarkCache{w: -1} }
+// NewCursor returns a cursor that is on no string yet.
+func NewCursor() Cursor { return Cursor{b: noCursor} }
+
+// noCursor is a base no string's quote is found from: b+64 is negative.
+const noCursor = -1 << 20
+
+// Next returns the offset of the closing quote of the string whose content
+// starts at d[i], just after its opening quote, and the cursor past it,
+// when the cursor's next mark is that opening quote and the mark after it,
+// within the cursor's 64 bytes, is a quote. Otherwise it returns 0 and c.
+func (c Cursor) Next(d []byte, i int) (int, Cursor) {
+	if m := c.m & (c.m - 1); c.b+bits.TrailingZeros64(c.m) == i-1 && m != 0 {
+		if j := c.b + bits.TrailingZeros64(m); d[j] == '"' {
+			return j, Cursor{c.b, m & (m - 1)}
+		}
+	}
+	return 0, c
+}
 
 // StringEnd returns the offset of the closing quote of the string whose
 // content starts at d[i] (just after its opening quote) when its first
 // marked byte is that quote, and 0 otherwise (an escape, a control
 // character or a non-ASCII byte first, or no marked byte in the 64 bytes
-// from i on): the common case, small enough to be inlined into the loops
-// that scan many strings. A plain string is valid. marks are d's, as
-// stopbits.Append made them: its zero words past the end make the two
-// words read here always there, and no marked byte lies past d's end.
-// (d may also be a prefix of the marked document that ends with a
-// complete value, as convert's list parser makes: the string is then
-// closed within d.)
-func (c *MarkCache) StringEnd(d []byte, marks []uint64, i int) int {
-	if w := i >> 6; w != c.w {
-		c.w, c.lo, c.hi = w, marks[w], marks[w+1]<<1
-	}
-	// The 64 marks from i on, across the two cached words (hi is shifted
-	// by one so that both shifts stay below 64, each one instruction).
-	sh := uint(i)
-	if m := c.lo>>(sh&63) | c.hi<<(^sh&63); m != 0 {
+// from i on): the common case. A plain string is valid. It also returns a
+// cursor past the closing quote, holding the marks of the 64 bytes from i
+// on. marks are d's, as stopbits.Append made them: its zero words past the
+// end make the two words read here always there, and no marked byte lies
+// past d's end. (d may also be a prefix of the marked document that ends
+// with a complete value, as convert's list parser makes: the string is
+// then closed within d.)
+func StringEnd(d []byte, marks []uint64, i int) (int, Cursor) {
+	// The 64 marks from i on, across two words (the second shifted twice
+	// so that each shift stays below 64, one instruction).
+	w, sh := i>>6, uint(i)&63
+	if m := marks[w]>>sh | marks[w+1]<<1<<(63-sh); m != 0 {
 		// A marked byte is in d: the marks past its end are zero.
 		if j := i + bits.TrailingZeros64(m); d[j] == '"' {
-			return j
+			return j, Cursor{i, m & (m - 1)}
 		}
 	}
-	return 0
+	return 0, NewCursor()
 }
 
 // Value checks the value at Data[i] (no leading space) and returns the
@@ -397,7 +422,7 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	// object, innermost lowest), 64 levels at a time; the levels above
 	// are kept in s.Stack, a word of eight bytes for each 64.
 	marks := s.Marks
-	mc := NewMarkCache()
+	mc := NewCursor()
 	var kinds uint64 // the innermost 64 open containers
 	n := 0           // how many containers are open
 	s.Stack = s.Stack[:0]
@@ -451,8 +476,10 @@ key:
 		}
 		return i, Errorf(i, "invalid character %q looking for beginning of object key string", d[i])
 	}
-	if j := mc.StringEnd(d, marks, i+1); j > 0 {
-		i = j + 1
+	if j, next := mc.Next(d, i+1); j > 0 {
+		i, mc = j+1, next
+	} else if j, next := StringEnd(d, marks, i+1); j > 0 {
+		i, mc = j+1, next
 	} else {
 		slow = 'k'
 		goto slowPath
@@ -469,8 +496,11 @@ key:
 value:
 	switch c := d[i]; {
 	case c == '"':
-		if j := mc.StringEnd(d, marks, i+1); j > 0 {
-			i = j + 1
+		if j, next := mc.Next(d, i+1); j > 0 {
+			i, mc = j+1, next
+			goto closed
+		} else if j, next := StringEnd(d, marks, i+1); j > 0 {
+			i, mc = j+1, next
 			goto closed
 		}
 		slow = '"'
@@ -601,7 +631,6 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 	if i < len(d) && d[i] == '}' {
 		return i + 1, nil
 	}
-	mc := NewMarkCache()
 	for {
 		if i >= len(d) {
 			return i, Errorf(i, "unexpected end of JSON input in object")
@@ -615,7 +644,8 @@ func (s *Scanner) Object(i, depth int, visit func(key []byte, v int) (int, error
 		}
 		kend, plain := 0, true // plain: no escape, its bytes are its content
 		var err error
-		if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
+		// (No cursor: visit reads each value.)
+		if j, _ := StringEnd(d, s.Marks, i+1); j > 0 {
 			kend = j + 1
 		} else {
 			var escaped bool
@@ -746,12 +776,15 @@ func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
 		return s.skipStringTrusted(i)
 	case '{', '[':
 		level := 0
-		mc := NewMarkCache()
+		mc := NewCursor()
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				if j := mc.StringEnd(d, s.Marks, i+1); j > 0 {
-					i = j + 1
+				if j, next := mc.Next(d, i+1); j > 0 {
+					i, mc = j+1, next
+					continue
+				} else if j, next := StringEnd(d, s.Marks, i+1); j > 0 {
+					i, mc = j+1, next
 					continue
 				}
 				end, err := s.skipStringTrusted(i)

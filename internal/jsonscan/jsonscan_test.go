@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hubspoke/hubspoke/internal/stopbits"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -214,6 +215,71 @@ func TestDeepMixedNesting(t *testing.T) {
 			if want := apiServerAccepts(d); (err == nil) != want {
 				t.Fatalf("depth %d, wrong bracket at %d: scanner error %v, oracle accepts: %v", depth, wrong, err, want)
 			}
+		}
+	}
+}
+
+// TestCursor walks the strings of random documents with a Cursor, as the
+// scanning loops do, and holds each answer to StringEnd's and StringEnd's
+// to the bytes. Some strings are passed without the cursor seeing them, and
+// some answers are dropped, as happens when a loop hands a value to another
+// scanner: the cursor must then decline (0), never answer wrong. Most
+// strings of a plain document must be found by the cursor.
+func TestCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	inner := []string{`\"`, `\\`, `\n`, "\x01", "é", `\u00e9`}
+	for doc := 0; doc < 2000; doc++ {
+		var b []byte
+		var opens []int
+		for len(b) < 600 {
+			b = append(b, ",:{[ 0123"[:1+rng.IntN(9)]...)
+			opens = append(opens, len(b))
+			b = append(b, '"')
+			body := []byte(strings.Repeat("a", rng.IntN(16)))
+			if doc%2 == 1 && rng.IntN(8) == 0 {
+				at := rng.IntN(len(body) + 1)
+				body = append(body[:at], append([]byte(inner[rng.IntN(len(inner))]), body[at:]...)...)
+			}
+			b = append(append(b, body...), '"')
+		}
+		marks := stopbits.Append(nil, b)
+		c := NewCursor()
+		found, plain := 0, 0
+		for k, q := range opens {
+			if rng.IntN(10) == 0 {
+				continue // passed by another scanner
+			}
+			want := 0
+			for j := q + 1; j < len(b) && j < q+65; j++ {
+				if c := b[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+					if c == '"' {
+						want = j
+					}
+					break
+				}
+			}
+			j2, c2 := StringEnd(b, marks, q+1)
+			if j2 != want {
+				t.Fatalf("doc %d string %d at %d: StringEnd says %d, the bytes %d", doc, k, q, j2, want)
+			}
+			j1, c1 := c.Next(b, q+1)
+			if j1 != 0 && j1 != want {
+				t.Fatalf("doc %d string %d at %d: the cursor says %d, the bytes %d", doc, k, q, j1, want)
+			}
+			if want > 0 {
+				plain++
+			}
+			switch {
+			case rng.IntN(10) == 0:
+				// the answer dropped: the cursor stays where it was
+			case j1 > 0:
+				c, found = c1, found+1
+			case j2 > 0:
+				c = c2
+			}
+		}
+		if doc%2 == 0 && found < plain/3 {
+			t.Fatalf("doc %d: the cursor found %d of %d plain strings", doc, found, plain)
 		}
 	}
 }
