@@ -265,11 +265,19 @@ words:
 				return j + 1, escaped, nil
 			}
 			if c == '\\' && j+1 < len(d) && oneByteEscape[d[j+1]] {
+				// The backslash's mark cleared, and that of the byte it
+				// escapes when marked (\" or \\): a clear of the lowest
+				// bit, not a shift by the offset, so that the next escape
+				// does not wait on this one's.
 				escaped = true
-				if i = j + 2; i>>6 != w {
-					continue words
+				m &= m - 1
+				if e := d[j+1]; e == '"' || e == '\\' {
+					if j&63 == 63 { // the escaped byte opens the next word
+						i = j + 2
+						continue words
+					}
+					m &= m - 1
 				}
-				m = m >> (i & 63) << (i & 63)
 				continue
 			}
 			if i, err = s.mark(j); err != nil {
