@@ -165,7 +165,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 		}
 		return p.st.newObj(nil), nil
 	}
-	mc := jsonscan.NewCursor()
+	var mc jsonscan.Cursor
 	var err error
 	for {
 		if i >= len(d) {

@@ -72,7 +72,7 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 	}
 	held := len(st.members)
 	var s jsonscan.Scanner // for values other than strings and integers
-	mc := jsonscan.NewCursor()
+	var mc jsonscan.Cursor
 	for {
 		// d[i] is the quote opening a key.
 		ks := i

@@ -345,19 +345,13 @@ var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': 
 // and every 64 bytes or so.
 //
 // A Cursor is a value, returned moved on, so that a loop keeps it in
-// registers. Next and StringEnd are each small enough to be inlined, not
+// registers. The zero Cursor holds no marks: its Next answers 0. Next and StringEnd are each small enough to be inlined, not
 // both in one function: a loop calls Next, then StringEnd when Next
 // returns 0.
 type Cursor struct {
 	b int    // the offset of the bit 0 of m
 	m uint64 // the marks of the bytes from b on not yet passed
 }
-
-// NewCursor returns a cursor that is on no string yet.
-func NewCursor() Cursor { return Cursor{b: noCursor} }
-
-// noCursor is a base no string's quote is found from: b+64 is negative.
-const noCursor = -1 << 20
 
 // Next returns the offset of the closing quote of the string whose content
 // starts at d[i], just after its opening quote, and the cursor past it,
@@ -393,7 +387,7 @@ func StringEnd(d []byte, marks []uint64, i int) (int, Cursor) {
 			return j, Cursor{i, m & (m - 1)}
 		}
 	}
-	return 0, NewCursor()
+	return 0, Cursor{}
 }
 
 // Value checks the value at Data[i] (no leading space) and returns the
@@ -430,7 +424,7 @@ func (s *Scanner) Value(i, depth int) (int, error) {
 	// object, innermost lowest), 64 levels at a time; the levels above
 	// are kept in s.Stack, a word of eight bytes for each 64.
 	marks := s.Marks
-	mc := NewCursor()
+	var mc Cursor
 	var kinds uint64 // the innermost 64 open containers
 	n := 0           // how many containers are open
 	s.Stack = s.Stack[:0]
@@ -784,7 +778,7 @@ func (s *Scanner) SkipTrusted(i, depth int) (int, error) {
 		return s.skipStringTrusted(i)
 	case '{', '[':
 		level := 0
-		mc := NewCursor()
+		var mc Cursor
 		for i < len(d) {
 			switch d[i] {
 			case '"':

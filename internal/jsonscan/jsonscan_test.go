@@ -243,7 +243,7 @@ func TestCursor(t *testing.T) {
 			b = append(append(b, body...), '"')
 		}
 		marks := stopbits.Append(nil, b)
-		c := NewCursor()
+		var c Cursor
 		found, plain := 0, 0
 		for k, q := range opens {
 			if rng.IntN(10) == 0 {
