@@ -137,6 +137,7 @@ func TestNoLegacySSEWithDirtyUpper(t *testing.T) {
 		t.Fatal(err)
 	}
 	xreg := regexp.MustCompile(`\bX([0-9]|1[0-5])\b`)
+	yreg := regexp.MustCompile(`\bY([0-9]|1[0-5])\b`)
 	dirty := false
 	for n, line := range strings.Split(string(src), "\n") {
 		code, _, _ := strings.Cut(line, "//")
@@ -150,7 +151,7 @@ func TestNoLegacySSEWithDirtyUpper(t *testing.T) {
 			dirty = false
 		case op == "VZEROUPPER":
 			dirty = false
-		case strings.Contains(code, " Y") || strings.Contains(code, ", Y"):
+		case yreg.MatchString(code):
 			dirty = true
 		case dirty && !strings.HasPrefix(op, "V") && xreg.MatchString(code):
 			t.Errorf("stopbits_amd64.s:%d: legacy SSE %s after a 256-bit instruction, before VZEROUPPER", n+1, strings.TrimSpace(code))
