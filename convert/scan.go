@@ -208,7 +208,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			i = jsonscan.SkipSpace(d, i)
 		}
 		ct := t.values
-		if !plain || t.lens&(1<<min(ke-ks, 63)) != 0 {
+		if !plain || t.mayHold(ke-ks) {
 			ct = t.childKey(d[ks:ke], plain)
 		}
 		if ct != nil && t.values == nil {
@@ -267,7 +267,17 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			if v.raw == nil {
 				v.raw = d[vs:i]
 			}
-			p.stack = append(p.stack, member{rawKey: d[ks:ke], val: v, plain: plain})
+			// Written in place, as partialMembers does: an append of a
+			// member literal copies it with wide loads that stall on the
+			// narrow stores just made.
+			n := len(p.stack)
+			if n == cap(p.stack) {
+				p.stack = append(p.stack, member{})
+			} else {
+				p.stack = p.stack[:n+1]
+			}
+			m := &p.stack[n]
+			m.rawKey, m.val, m.deleted, m.plain = d[ks:ke], v, false, plain
 			if partial {
 				p.spans = append(p.spans, span{ks - start, ke - start, i - start})
 			}

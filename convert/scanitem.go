@@ -86,7 +86,7 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		ke := j + 1
 		mc = next
 		var ct *trie
-		if t.lens&(1<<min(uint(ke-ks), 63)) != 0 {
+		if t.mayHold(ke - ks) {
 			ct = t.childKey(d[ks:ke], true)
 		}
 		i = ke + 1

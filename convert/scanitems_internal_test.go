@@ -203,6 +203,41 @@ func TestTrieKeysAsWritten(t *testing.T) {
 	}
 }
 
+// TestTrieLongKeys: keys of 62 bytes and more, quotes included, are found
+// on the trie (the length filter works modulo 64), at the top and inside
+// list items, and keys of other lengths that share their length modulo 64
+// are not taken for them.
+func TestTrieLongKeys(t *testing.T) {
+	for _, n := range []int{61, 62, 63, 64, 70, 126, 127, 200} {
+		long := strings.Repeat("k", n)
+		other := strings.Repeat("k", n+64) // the same length modulo 64
+		for _, tc := range []struct{ from, to, in, want string }{
+			{"spec." + long, "spec.x",
+				`{"apiVersion":"g/v0","kind":"K","spec":{"` + other + `":1,"` + long + `":2}}`,
+				`{"apiVersion":"g/v1","kind":"K","spec":{"` + other + `":1,"x":2}}`},
+			{"spec.l[*]." + long, "spec.l[*].x",
+				`{"apiVersion":"g/v0","kind":"K","spec":{"l":[{"` + other + `":1,"` + long + `":2}]}}`,
+				`{"apiVersion":"g/v1","kind":"K","spec":{"l":[{"` + other + `":1,"x":2}]}}`},
+		} {
+			r, err := Rename(MustPath(tc.from), MustPath(tc.to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{r}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := c.Convert(nil, []byte(tc.in), "g/v1")
+			if err != nil {
+				t.Fatalf("key of %d bytes, %s: %v", n, tc.from, err)
+			}
+			if string(out) != tc.want {
+				t.Errorf("key of %d bytes, %s:\n got %s\nwant %s", n, tc.from, out, tc.want)
+			}
+		}
+	}
+}
+
 // BenchmarkScanListItems scans a list of 20 items on a rule's path (the
 // items read partially, only the key a rule renames held) against the same
 // bytes only validated: the cost of reading items in the first scan.

@@ -155,11 +155,16 @@ type trie struct {
 	children []trieChild
 	items    *trie
 	values   *trie
-	// lens has bit n set when a child's quoted key is n bytes long (n <
-	// 64; bit 63 for longer ones): most keys of a document are told
-	// apart from the children by their length alone.
+	// lens has bit n%64 set when a child's quoted key is n bytes long:
+	// most keys of a document are told apart from the children by their
+	// length alone (see mayHold).
 	lens uint64
 }
+
+// mayHold reports whether a child's quoted key may be n bytes long; false
+// means none is. One shift and a test: the length modulo 64, so that the
+// shift needs no check of its count.
+func (t *trie) mayHold(n int) bool { return t.lens>>(uint(n)&63)&1 != 0 }
 
 type trieChild struct {
 	quoted []byte // the key as JSON, quotes included
@@ -185,7 +190,7 @@ func (t *trie) childKey(rawKey []byte, plain bool) *trie {
 	if !plain {
 		return t.child(rawKey)
 	}
-	if t.lens&(1<<min(len(rawKey), 63)) == 0 {
+	if !t.mayHold(len(rawKey)) {
 		return t.values
 	}
 	for i := range t.children {
@@ -256,7 +261,7 @@ func (t *trie) addSegs(segs []string) *trie {
 			c = &trie{}
 			q := quoteAsWritten(seg)
 			t.children = append(t.children, trieChild{quoted: q, key: seg, t: c})
-			t.lens |= 1 << min(len(q), 63)
+			t.lens |= 1 << (len(q) & 63)
 		}
 		t = c
 	}
