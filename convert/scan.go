@@ -208,8 +208,10 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			i = jsonscan.SkipSpace(d, i)
 		}
 		ct := t.values
-		if !plain || t.mayHold(ke-ks) {
-			ct = t.childKey(d[ks:ke], plain)
+		if !plain {
+			ct = t.child(d[ks:ke])
+		} else if i := t.byLen[(ke-ks)&63]; i != 0 {
+			ct = t.plainChild(d[ks:ke], i)
 		}
 		if ct != nil && t.values == nil {
 			// A key a rule looks at must be unique, or the rule would
@@ -378,15 +380,24 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 				return nil, err
 			}
 		}
-		p.items = append(p.items, it)
-		p.skipSpace()
+		// Written in place (see objectBody).
+		if n := len(p.items); n < cap(p.items) {
+			p.items = p.items[:n+1]
+			p.items[n] = it
+		} else {
+			p.items = append(p.items, it)
+		}
+		if p.pos < len(d) && d[p.pos] <= ' ' {
+			p.skipSpace()
+		}
 		if p.pos >= len(d) {
 			return nil, p.fail("unexpected end of JSON input")
 		}
 		switch d[p.pos] {
 		case ',':
-			p.pos++
-			p.skipSpace()
+			if p.pos++; p.pos < len(d) && d[p.pos] <= ' ' {
+				p.skipSpace()
+			}
 		case ']':
 			p.pos++
 			l := p.st.newList(p.items[base:])

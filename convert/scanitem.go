@@ -71,7 +71,6 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		return 0, 0, false // empty, or space: objectBody
 	}
 	held := len(st.members)
-	var s jsonscan.Scanner // for values other than strings and integers
 	var mc jsonscan.Cursor
 	for {
 		// d[i] is the quote opening a key.
@@ -86,8 +85,8 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		ke := j + 1
 		mc = next
 		var ct *trie
-		if t.mayHold(ke - ks) {
-			ct = t.childKey(d[ks:ke], true)
+		if i := t.byLen[(ke-ks)&63]; i != 0 {
+			ct = t.plainChild(d[ks:ke], i)
 		}
 		i = ke + 1
 		vs := i
@@ -113,12 +112,12 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		case c == '{' && ct != nil:
 			return 0, 0, false // a held object is expanded: objectBody
 		default:
-			if s.Data == nil {
-				s = p.scanner()
-			}
+			// Made here, not for every item: a value other than a string
+			// or an integer is rare in the items rules read.
+			s := p.scanner()
 			var err error
 			i, err = s.Value(i, p.depth+1)
-			p.kinds = s.Stack
+			p.done(&s)
 			if err != nil {
 				return 0, 0, false
 			}

@@ -218,6 +218,13 @@ func TestTrieLongKeys(t *testing.T) {
 			{"spec.l[*]." + long, "spec.l[*].x",
 				`{"apiVersion":"g/v0","kind":"K","spec":{"l":[{"` + other + `":1,"` + long + `":2}]}}`,
 				`{"apiVersion":"g/v1","kind":"K","spec":{"l":[{"` + other + `":1,"x":2}]}}`},
+			// Two children of one length modulo 64.
+			{"spec.l[*]." + long, "spec.l[*]." + other,
+				`{"apiVersion":"g/v0","kind":"K","spec":{"l":[{"y":1,"` + long + `":2}]}}`,
+				`{"apiVersion":"g/v1","kind":"K","spec":{"l":[{"y":1,"` + other + `":2}]}}`},
+			{"spec." + other, "spec." + long,
+				`{"apiVersion":"g/v0","kind":"K","spec":{"y":1,"` + other + `":2}}`,
+				`{"apiVersion":"g/v1","kind":"K","spec":{"y":1,"` + long + `":2}}`},
 		} {
 			r, err := Rename(MustPath(tc.from), MustPath(tc.to))
 			if err != nil {

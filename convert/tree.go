@@ -155,16 +155,15 @@ type trie struct {
 	children []trieChild
 	items    *trie
 	values   *trie
-	// lens has bit n%64 set when a child's quoted key is n bytes long:
-	// most keys of a document are told apart from the children by their
-	// length alone (see mayHold).
-	lens uint64
+	// byLen[n%64] is, for keys n bytes long (quotes included), 1 + the
+	// index of the only child whose quoted key has that length modulo
+	// 64, manyLens when more than one has, and 0 when none: most keys of
+	// a document are told apart from the children by their length alone,
+	// with one load (see plainChild).
+	byLen [64]uint8
 }
 
-// mayHold reports whether a child's quoted key may be n bytes long; false
-// means none is. One shift and a test: the length modulo 64, so that the
-// shift needs no check of its count.
-func (t *trie) mayHold(n int) bool { return t.lens>>(uint(n)&63)&1 != 0 }
+const manyLens = 0xff
 
 type trieChild struct {
 	quoted []byte // the key as JSON, quotes included
@@ -184,18 +183,23 @@ func quoteAsWritten(k string) []byte {
 	return []byte(`"` + k + `"`)
 }
 
-// childKey is child for a key known to be plain (no escape, control or
-// non-ASCII byte), which equals a key only as bytes.
-func (t *trie) childKey(rawKey []byte, plain bool) *trie {
-	if !plain {
-		return t.child(rawKey)
-	}
-	if !t.mayHold(len(rawKey)) {
-		return t.values
-	}
-	for i := range t.children {
-		if q := t.children[i].quoted; len(q) == len(rawKey) && string(q) == string(rawKey) {
-			return t.children[i].t
+// plainChild returns the trie of the member rawKey, a key known to be
+// plain (no escape, control or non-ASCII byte), which equals a key only
+// as bytes: the child's own, else that of every value of a map (values),
+// else nil. i is t.byLen[len(rawKey)&63], which the scanning loops look
+// at first, so that a key of a length no child has costs them no call.
+func (t *trie) plainChild(rawKey []byte, i uint8) *trie {
+	switch i {
+	case 0:
+	case manyLens:
+		for k := range t.children {
+			if c := &t.children[k]; string(c.quoted) == string(rawKey) {
+				return c.t
+			}
+		}
+	default:
+		if c := &t.children[i-1]; string(c.quoted) == string(rawKey) {
+			return c.t
 		}
 	}
 	return t.values
@@ -261,7 +265,11 @@ func (t *trie) addSegs(segs []string) *trie {
 			c = &trie{}
 			q := quoteAsWritten(seg)
 			t.children = append(t.children, trieChild{quoted: q, key: seg, t: c})
-			t.lens |= 1 << (len(q) & 63)
+			if b := &t.byLen[len(q)&63]; *b == 0 && len(t.children) < manyLens {
+				*b = uint8(len(t.children))
+			} else {
+				*b = manyLens
+			}
 		}
 		t = c
 	}
