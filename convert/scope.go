@@ -235,6 +235,17 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		return r.fail(o.pointer(at), err)
 	}
 	l := n.list
+	if r.rename != nil && depth == len(r.scope)-1 && st.sel.kind == selItems {
+		changed, err := r.renameItems(sub, l, dir)
+		if err != nil || !changed {
+			return err
+		}
+		l.modified = true
+		if err := o.markPath(at); err != nil {
+			return r.fail(o.pointer(at), err)
+		}
+		return nil
+	}
 	changed := false
 	var cov covered
 	for i := range l.items {
@@ -276,6 +287,60 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		return r.fail(o.pointer(at), err)
 	}
 	return nil
+}
+
+// renameItems runs a rename between two keys of the items on every item of
+// l, which sub (the item object) names in errors, and reports whether any
+// changed. An item as the scan read it, partial with both keys on its
+// trie, and whose keys are plain, is looked at here, in one loop with no
+// call: the keys compared as bytes with the rename's (plain, so spelled as
+// a plain key is). Anything else goes through renamePartial and renameIn.
+func (r *scopedRule) renameItems(sub *Object, l *listNode, dir int) (bool, error) {
+	src, dst := r.quoted[dir], r.quoted[1-dir]
+	fast := r.plain[0] && r.plain[1]
+	changed := false
+	var cov covered
+items:
+	for i := range l.items {
+		it := &l.items[i]
+		if ob := it.obj; fast && ob != nil && ob.t != nil {
+			if ob.t != cov.t {
+				cov.t, cov.ok = ob.t, ob.covers(r.rename[0]) && ob.covers(r.rename[1])
+			}
+			if cov.ok {
+				at := -1
+				for k := range ob.members {
+					m := &ob.members[k]
+					switch {
+					case m.deleted:
+						continue
+					case !m.plain:
+						goto general
+					case string(m.rawKey) == string(src):
+						at = k
+					case string(m.rawKey) == string(dst):
+						goto general // both: renameIn's error
+					}
+				}
+				if at >= 0 {
+					m := &ob.members[at]
+					m.rawKey, m.plain = dst, true
+					ob.modified = true
+				}
+				changed = changed || ob.modified
+				continue items
+			}
+		}
+	general:
+		sub.item.index = i
+		if !r.renamePartial(it, dir, 1-dir, &cov) {
+			if err := r.renameIn(sub, it, dir, 1-dir); err != nil {
+				return false, err
+			}
+		}
+		changed = changed || it.changed()
+	}
+	return changed, nil
 }
 
 // item runs the rest of the scope on one item, held by sub, and returns
