@@ -358,34 +358,33 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 	}
 	flat := !itemsInFull && !noFlatItems && t.flat()
 	for {
-		var it node
-		if p.pos < len(d) && d[p.pos] == '{' {
-			// An object item: partially, only what the rules on the
-			// items read.
-			start := p.pos
-			o, ok := (*objNode)(nil), false
-			if flat {
-				o, ok = p.partialItem(t)
-			}
-			if !ok {
+		at := atItem
+		if flat {
+			at = p.flatItems(t)
+		}
+		switch at {
+		case listClosed:
+			l := p.st.newList(p.items[base:])
+			p.items = p.items[:base]
+			return l, nil
+		case atItem:
+			var it node
+			if p.pos < len(d) && d[p.pos] == '{' {
+				// An object item: partially, only what the rules on
+				// the items read.
+				start := p.pos
+				o, err := p.objectOf(t, !itemsInFull)
+				if err != nil {
+					return nil, err
+				}
+				it = node{raw: d[start:p.pos], obj: o}
+			} else {
 				var err error
-				if o, err = p.objectOf(t, !itemsInFull); err != nil {
+				if it, err = p.value(t); err != nil {
 					return nil, err
 				}
 			}
-			it = node{raw: d[start:p.pos], obj: o}
-		} else {
-			var err error
-			if it, err = p.value(t); err != nil {
-				return nil, err
-			}
-		}
-		// Written in place (see objectBody).
-		if n := len(p.items); n < cap(p.items) {
-			p.items = p.items[:n+1]
-			p.items[n] = it
-		} else {
-			p.items = append(p.items, it)
+			p.pushItem(it)
 		}
 		if p.pos < len(d) && d[p.pos] <= ' ' {
 			p.skipSpace()

@@ -32,31 +32,63 @@ func (t *trie) flat() bool {
 	return true
 }
 
-// partialItem reads the object at p.pos, an item of a list on the flat trie
-// t, as objectOf(t, true) reads it, and reports true; or it reports false,
-// having read and recorded nothing.
-func (p *parser) partialItem(t *trie) (*objNode, bool) {
+// Where flatItems leaves a list.
+const (
+	atItem     = iota // at an item it did not read: the general loop reads it
+	afterItem         // after an item, at what is not a comma and an object
+	listClosed        // after the list's ']'
+)
+
+// flatItems reads the items of a list on the flat trie t from p.pos, each
+// an object read as objectOf(t, true) reads it, for as long as they follow
+// each other in compact JSON, and says where it stopped. An item off
+// partialMembers' path is left unread, nothing of it recorded.
+func (p *parser) flatItems(t *trie) int {
+	d, st := p.data, p.st
 	if p.depth+1 > jsonscan.MaxDepth {
-		return nil, false
+		return atItem
 	}
-	st := p.st
-	st.roomForMembers(len(t.children))
-	st.roomForSpans(len(t.children))
-	mb, sb := len(st.members), len(st.spans)
-	end, others, ok := p.partialMembers(t)
-	if !ok {
-		clear(st.members[mb:]) // no reference into the document kept past its use
-		st.members, st.spans = st.members[:mb], st.spans[:sb]
-		return nil, false
+	for p.pos < len(d) && d[p.pos] == '{' {
+		start := p.pos
+		st.roomForMembers(len(t.children))
+		st.roomForSpans(len(t.children))
+		mb, sb := len(st.members), len(st.spans)
+		end, others, ok := p.partialMembers(t)
+		if !ok {
+			clear(st.members[mb:]) // no reference into the document kept past its use
+			st.members, st.spans = st.members[:mb], st.spans[:sb]
+			return atItem
+		}
+		o := st.newNode()
+		*o = objNode{t: t, others: others}
+		if len(st.members) > mb {
+			o.members = st.members[mb:len(st.members):len(st.members)]
+			o.spans = st.spans[sb:len(st.spans):len(st.spans)]
+		}
+		p.pushItem(node{raw: d[start:end], obj: o})
+		p.pos = end
+		if end+1 < len(d) && d[end] == ',' && d[end+1] == '{' {
+			p.pos = end + 1
+			continue
+		}
+		if end < len(d) && d[end] == ']' {
+			p.pos = end + 1
+			return listClosed
+		}
+		return afterItem
 	}
-	o := st.newNode()
-	*o = objNode{t: t, others: others}
-	if len(st.members) > mb {
-		o.members = st.members[mb:len(st.members):len(st.members)]
-		o.spans = st.spans[sb:len(st.spans):len(st.spans)]
+	return atItem
+}
+
+// pushItem pushes an item of the list being read, written in place (see
+// objectBody).
+func (p *parser) pushItem(it node) {
+	if n := len(p.items); n < cap(p.items) {
+		p.items = p.items[:n+1]
+		p.items[n] = it
+	} else {
+		p.items = append(p.items, it)
 	}
-	p.pos = end
-	return o, true
 }
 
 // partialMembers scans the members of the object at p.pos, appending those
