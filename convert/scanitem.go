@@ -5,20 +5,20 @@ import "github.com/hubspoke/hubspoke/internal/jsonscan"
 // The items of a list on a rule's path are most of what the scan reads in
 // objects such as a Deployment's containers or a fleet's ships, and rules
 // on items mostly name members of the item itself (a rename, an enum). For
-// such items (a flat trie) partialItem reads an item the way objectBody
-// reads it partially, on the path compact JSON takes, and writes the
-// members it holds straight into the conversion's arena: no member is
+// such items (a flat trie) flatItems reads the items the way objectBody
+// reads each partially, on the path compact JSON takes, and writes the
+// members they hold straight into the conversion's arena: no member is
 // copied twice, and the loop keeps few variables. Anything off that path
 // (space, an escaped key, a duplicate key, a held value that is an object,
-// an error) makes it give up having recorded nothing: objectBody then reads
-// the item, and says what is wrong.
+// an error) makes it give up on that item having recorded nothing of it:
+// objectBody then reads the item, and says what is wrong.
 
 // noFlatItems makes the scan read every item with objectBody: the tests'
-// reference for partialItem.
+// reference for flatItems.
 var noFlatItems = false
 
 // flat reports whether the items of a list on t can be read by
-// partialItem: every child of t is a leaf, and t has no trie for the values
+// flatItems: every child of t is a leaf, and t has no trie for the values
 // of a map.
 func (t *trie) flat() bool {
 	if t.values != nil || t.items != nil {
@@ -94,7 +94,7 @@ func (p *parser) pushItem(it node) {
 // partialMembers scans the members of the object at p.pos, appending those
 // on t to the arena (which has room for every child of t), and returns the
 // offset after the object and the count of members not held; ok is false
-// when the object is not on partialItem's path.
+// when the object is not on flatItems' path.
 func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 	d, marks, st := p.data, p.marks, p.st
 	start := p.pos

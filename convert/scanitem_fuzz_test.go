@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzFlatItems: partialItem reads an item exactly as objectBody does, or
+// FuzzFlatItems: flatItems reads an item exactly as objectBody does, or
 // leaves it to objectBody. The same document converts to the same bytes,
-// or fails with the same error, with partialItem and without it.
+// or fails with the same error, with flatItems and without it.
 func FuzzFlatItems(f *testing.F) {
 	for _, s := range []string{
 		`[{"crew":1,"engine":"Diesel","img":"r/s:1","name":"a"},{"img":"x","name":"b","paused":true}]`,
@@ -42,7 +42,7 @@ func FuzzFlatItems(f *testing.F) {
 			want, werr := c.Convert(nil, in, d[1])
 			noFlatItems = false
 			if string(got) != string(want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
-				t.Fatalf("%s to %s:\nwith partialItem    %s %v\nwithout partialItem %s %v", in, d[1], got, gerr, want, werr)
+				t.Fatalf("%s to %s:\nwith flatItems    %s %v\nwithout flatItems %s %v", in, d[1], got, gerr, want, werr)
 			}
 		}
 	})

@@ -316,7 +316,7 @@ func TestRenamedItemsKeepTheirBytes(t *testing.T) {
 
 // TestItemsRefuseDuplicateHeldKeys: a key a rule on the items reads,
 // written twice in an item, is refused where the second one starts, in
-// compact JSON (read by partialItem) as with space (read by objectBody).
+// compact JSON (read by flatItems) as with space (read by objectBody).
 func TestItemsRefuseDuplicateHeldKeys(t *testing.T) {
 	c := shipsRenamer(t)
 	for _, items := range []string{
