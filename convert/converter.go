@@ -30,8 +30,11 @@ type Spoke struct {
 type Converter struct {
 	group, kind, hub string
 	versions         []string
-	spokes           map[string][]Rule
-	trie             *trie
+	// apiVersions[i] is versions[i]'s apiVersion as a JSON string, the
+	// value every conversion to it writes.
+	apiVersions [][]byte
+	spokes      map[string][]Rule
+	trie        *trie
 }
 
 // New checks def and returns its Converter.
@@ -63,6 +66,9 @@ func New(def Definition) (*Converter, error) {
 		}
 		c.spokes[s.Version] = append([]Rule(nil), s.Rules...)
 		c.versions = append(c.versions, s.Version)
+	}
+	for _, v := range c.versions {
+		c.apiVersions = append(c.apiVersions, quoteKey(c.group+"/"+v))
 	}
 	return c, nil
 }
@@ -196,13 +202,25 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 	}
 	// apiVersion is the target (added back at the end if a Funcs rule
 	// deleted it); kind stays.
-	if err := o.set(apiVersionPath, node{raw: st.quote(to)}); err != nil {
+	if err := o.set(apiVersionPath, node{raw: c.quotedAPIVersion(st, toVersion)}); err != nil {
 		return nil, fail(err)
 	}
 	return o.root.write(dst), nil
 }
 
 var apiVersionPath = Path{segs: []string{"apiVersion"}}
+
+// quotedAPIVersion returns the apiVersion of version v, one of c's, as a
+// JSON string: the one New made, not quoted again for every object.
+func (c *Converter) quotedAPIVersion(st *state, v string) []byte {
+	for i, known := range c.versions {
+		if known == v && i < len(c.apiVersions) {
+			q := c.apiVersions[i]
+			return q[:len(q):len(q)]
+		}
+	}
+	return st.quote(c.group + "/" + v)
+}
 
 // versionOf returns the version of the apiVersion string n when it names
 // this converter's group and one of its versions, without allocating.
