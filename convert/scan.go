@@ -384,7 +384,7 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 					return nil, err
 				}
 			}
-			p.pushItem(it)
+			*p.pushItem() = it
 		}
 		if p.pos < len(d) && d[p.pos] <= ' ' {
 			p.skipSpace()

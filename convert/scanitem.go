@@ -65,7 +65,8 @@ func (p *parser) flatItems(t *trie) int {
 			o.members = st.members[mb:len(st.members):len(st.members)]
 			o.spans = st.spans[sb:len(st.spans):len(st.spans)]
 		}
-		p.pushItem(node{raw: d[start:end], obj: o})
+		it := p.pushItem()
+		it.raw, it.obj, it.list = d[start:end], o, nil
 		p.pos = end
 		if end+1 < len(d) && d[end] == ',' && d[end+1] == '{' {
 			p.pos = end + 1
@@ -80,15 +81,18 @@ func (p *parser) flatItems(t *trie) int {
 	return atItem
 }
 
-// pushItem pushes an item of the list being read, written in place (see
-// objectBody).
-func (p *parser) pushItem(it node) {
-	if n := len(p.items); n < cap(p.items) {
+// pushItem pushes an item of the list being read and returns it, for the
+// caller to write in place: a node literal pushed is built on the stack,
+// then copied with wide loads that stall on the narrow stores just made
+// (see objectBody).
+func (p *parser) pushItem() *node {
+	n := len(p.items)
+	if n < cap(p.items) {
 		p.items = p.items[:n+1]
-		p.items[n] = it
 	} else {
-		p.items = append(p.items, it)
+		p.items = append(p.items, node{})
 	}
+	return &p.items[n]
 }
 
 // partialMembers scans the members of the object at p.pos, appending those
