@@ -314,6 +314,48 @@ func TestRenamedItemsKeepTheirBytes(t *testing.T) {
 	}
 }
 
+// TestHeldItemMembersRemoved: a member a rule removes from the items of a
+// list read partially (a hubOnly field in each item, going to the spoke)
+// is gone from every written item, whether it was the item's only member,
+// one beside members not held, or held beside another; and it comes back
+// on the way to the hub.
+func TestHeldItemMembersRemoved(t *testing.T) {
+	only, err := HubOnly(MustPath("spec.ships[*].x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename, err := Rename(MustPath("spec.ships[*].img"), MustPath("spec.ships[*].image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Definition{Group: "g", Kind: "K", Hub: "v1", Spokes: []Spoke{{Version: "v0", Rules: []Rule{only, rename}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := `{"apiVersion":"g/v1","kind":"K","spec":{"ships":[{"n":1,"x":5},{"x":6},{"n":2},{"image":"i","x":7}]}}`
+	wantShips := `"ships":[{"n":1},{},{"n":2},{"img":"i"}]`
+	spoke, err := c.Convert(nil, []byte(hub), "g/v0")
+	if err != nil || !strings.Contains(string(spoke), wantShips) {
+		t.Fatalf("to the spoke:\n got %s %v\nwant ships %s", spoke, err, wantShips)
+	}
+	back, err := c.Convert(nil, spoke, "g/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spec as it was (the annotation that carried x is gone; the
+	// metadata it was written in stays, as for any object).
+	var got, want struct{ Spec any }
+	if err := json.Unmarshal(back, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(hub), &want); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Spec) != fmt.Sprint(want.Spec) {
+		t.Errorf("back to the hub:\n got %s\nwant %s", back, hub)
+	}
+}
+
 // TestItemsRefuseDuplicateHeldKeys: a key a rule on the items reads,
 // written twice in an item, is refused where the second one starts, in
 // compact JSON (read by flatItems) as with space (read by objectBody).

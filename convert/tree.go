@@ -633,6 +633,15 @@ func (n *node) write(dst []byte) []byte {
 // values that changed is kept; else writeRebuilt writes it.
 func (n *node) writePartial(dst []byte) []byte {
 	o, raw := n.obj, n.raw
+	if len(o.members) == 1 && len(o.spans) == 1 {
+		// One member held (the key a rule renamed, mostly): the common
+		// case, without the loops.
+		if m, sp := &o.members[0], o.spans[0]; !m.deleted && keptValue(m, sp, raw) {
+			dst = append(dst, raw[:sp.start]...)
+			dst = append(dst, m.rawKey...)
+			return append(dst, raw[sp.keyEnd:]...)
+		}
+	}
 	if len(o.members) != len(o.spans) {
 		return n.writeRebuilt(dst)
 	}
@@ -646,7 +655,7 @@ func (n *node) writePartial(dst []byte) []byte {
 		m, sp := &o.members[i], o.spans[i]
 		dst = append(dst, raw[pos:sp.start]...)
 		dst = append(dst, m.rawKey...)
-		if v := m.val.raw; !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)] {
+		if keptValue(m, sp, raw) {
 			pos = sp.keyEnd // the colon and the value as they were, copied with what follows
 			continue
 		}
@@ -655,6 +664,14 @@ func (n *node) writePartial(dst []byte) []byte {
 		pos = sp.end
 	}
 	return append(dst, raw[pos:]...)
+}
+
+// keptValue reports whether the value of m, a member held at sp in raw,
+// is still the one raw holds there: then the colon and the value are
+// copied from raw with what follows them.
+func keptValue(m *member, sp span, raw []byte) bool {
+	v := m.val.raw
+	return !m.val.changed() && len(v) > 0 && len(v) <= sp.end-sp.keyEnd && &v[0] == &raw[sp.end-len(v)]
 }
 
 // writeRebuilt is writePartial for an object that gained or lost members:
