@@ -85,9 +85,10 @@ func (r *scopedRule) renameItem(from, to int) func(*Object) error {
 	}
 }
 
-// covered remembers, for the items of one list, whether the partial
-// objects of a trie hold both keys of a rename (see objNode.covers): the
-// items of a list share their trie, so it is asked once a list.
+// covered remembers, for the items of one list, whether renamePartial
+// can do a rename on the partial objects of a trie: the trie holds both
+// keys (see objNode.covers) and the rename's keys are plain. The items of
+// a list share their trie, so it is asked once a list.
 type covered struct {
 	t  *trie
 	ok bool
@@ -96,23 +97,39 @@ type covered struct {
 // renamePartial is renameIn's common case, small and called first: a
 // partial item, as the scan read it, whose trie holds both keys (its
 // members are those on its trie, so the rename needs no more than a look
-// at them). It reports false when renameIn must do it.
+// at them), all plain, so that its keys and the rename's quoted ones are
+// equal only as bytes. It reports false when renameIn must do it (an
+// escaped key, both keys set: the error, an item a rule made).
 func (r *scopedRule) renamePartial(it *node, from, to int, cov *covered) bool {
 	ob := it.obj
 	if ob == nil || ob.t == nil {
 		return false
 	}
-	src, dst := r.rename[from], r.rename[to]
 	if ob.t != cov.t {
-		cov.t, cov.ok = ob.t, ob.covers(src) && ob.covers(dst)
+		cov.t, cov.ok = ob.t, r.plain[0] && r.plain[1] && ob.covers(r.rename[0]) && ob.covers(r.rename[1])
 	}
-	i, ok := r.findPartial(ob, src, dst, cov.ok)
-	if ok && i >= 0 {
-		m := &ob.members[i]
-		m.rawKey, m.plain = r.quoted[to], r.plain[to]
+	if !cov.ok {
+		return false
+	}
+	src, dst := r.quoted[from], r.quoted[to]
+	at := -1
+	for i := range ob.members {
+		switch m := &ob.members[i]; {
+		case m.deleted:
+		case !m.plain:
+			return false
+		case string(m.rawKey) == string(src):
+			at = i
+		case string(m.rawKey) == string(dst):
+			return false
+		}
+	}
+	if at >= 0 {
+		m := &ob.members[at]
+		m.rawKey, m.plain = dst, true
 		ob.modified = true
 	}
-	return ok
+	return true
 }
 
 // renameIn renames key from of r.rename to key to in the item it, which o
@@ -141,32 +158,6 @@ func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
 	m.rawKey, m.plain = q, r.plain[to]
 	it.obj.modified = true
 	return nil
-}
-
-// findPartial is renameIn's look at a partial item whose trie holds both
-// keys (covers): the index of the member src when dst is not there too,
-// or -1 when src is not. It reports false when only the general path can
-// tell (a key spelled with escapes, or both keys there: the error).
-func (r *scopedRule) findPartial(o *objNode, src, dst string, covers bool) (int, bool) {
-	if !covers {
-		return 0, false
-	}
-	at := -1
-	for i := range o.members {
-		m := &o.members[i]
-		if m.deleted {
-			continue
-		}
-		if !m.plain {
-			return 0, false
-		}
-		if k := m.rawKey[1 : len(m.rawKey)-1]; string(k) == src {
-			at = i
-		} else if string(k) == dst {
-			return 0, false
-		}
-	}
-	return at, true
 }
 
 // each runs apply on every item selected by r.scope[depth:] under o.
@@ -235,17 +226,6 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		return r.fail(o.pointer(at), err)
 	}
 	l := n.list
-	if r.rename != nil && depth == len(r.scope)-1 && st.sel.kind == selItems {
-		changed, err := r.renameItems(sub, l, dir)
-		if err != nil || !changed {
-			return err
-		}
-		l.modified = true
-		if err := o.markPath(at); err != nil {
-			return r.fail(o.pointer(at), err)
-		}
-		return nil
-	}
 	changed := false
 	var cov covered
 	for i := range l.items {
@@ -287,60 +267,6 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		return r.fail(o.pointer(at), err)
 	}
 	return nil
-}
-
-// renameItems runs a rename between two keys of the items on every item of
-// l, which sub (the item object) names in errors, and reports whether any
-// changed. An item as the scan read it, partial with both keys on its
-// trie, and whose keys are plain, is looked at here, in one loop with no
-// call: the keys compared as bytes with the rename's (plain, so spelled as
-// a plain key is). Anything else goes through renamePartial and renameIn.
-func (r *scopedRule) renameItems(sub *Object, l *listNode, dir int) (bool, error) {
-	src, dst := r.quoted[dir], r.quoted[1-dir]
-	fast := r.plain[0] && r.plain[1]
-	changed := false
-	var cov covered
-items:
-	for i := range l.items {
-		it := &l.items[i]
-		if ob := it.obj; fast && ob != nil && ob.t != nil {
-			if ob.t != cov.t {
-				cov.t, cov.ok = ob.t, ob.covers(r.rename[0]) && ob.covers(r.rename[1])
-			}
-			if cov.ok {
-				at := -1
-				for k := range ob.members {
-					m := &ob.members[k]
-					switch {
-					case m.deleted:
-						continue
-					case !m.plain:
-						goto general
-					case string(m.rawKey) == string(src):
-						at = k
-					case string(m.rawKey) == string(dst):
-						goto general // both: renameIn's error
-					}
-				}
-				if at >= 0 {
-					m := &ob.members[at]
-					m.rawKey, m.plain = dst, true
-					ob.modified = true
-				}
-				changed = changed || ob.modified
-				continue items
-			}
-		}
-	general:
-		sub.item.index = i
-		if !r.renamePartial(it, dir, 1-dir, &cov) {
-			if err := r.renameIn(sub, it, dir, 1-dir); err != nil {
-				return false, err
-			}
-		}
-		changed = changed || it.changed()
-	}
-	return changed, nil
 }
 
 // item runs the rest of the scope on one item, held by sub, and returns
