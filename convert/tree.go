@@ -593,13 +593,7 @@ func (n *node) write(dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			// A changed partial item (the items a rule renamed a key in)
-			// straight to writePartial, the rest through write.
-			if it := &n.list.items[i]; it.obj != nil && it.obj.modified && it.obj.t != nil {
-				dst = it.writePartial(dst)
-			} else {
-				dst = it.write(dst)
-			}
+			dst = n.list.items[i].write(dst)
 		}
 		return append(dst, ']')
 	}
