@@ -269,16 +269,7 @@ func (p *parser) objectBody(t *trie, partial bool) (*objNode, error) {
 			if v.raw == nil {
 				v.raw = d[vs:i]
 			}
-			// Written in place, as partialMembers does: an append of a
-			// member literal copies it with wide loads that stall on the
-			// narrow stores just made.
-			n := len(p.stack)
-			if n == cap(p.stack) {
-				p.stack = append(p.stack, member{})
-			} else {
-				p.stack = p.stack[:n+1]
-			}
-			m := &p.stack[n]
+			m := push(&p.stack) // written in place
 			m.rawKey, m.val, m.deleted, m.plain = d[ks:ke], v, false, plain
 			if partial {
 				p.spans = append(p.spans, span{ks - start, ke - start, i - start})
@@ -384,7 +375,7 @@ func (p *parser) arrayBody(t *trie) (*listNode, error) {
 					return nil, err
 				}
 			}
-			*p.pushItem() = it
+			*push(&p.items) = it
 		}
 		if p.pos < len(d) && d[p.pos] <= ' ' {
 			p.skipSpace()

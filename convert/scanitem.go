@@ -65,7 +65,7 @@ func (p *parser) flatItems(t *trie) int {
 			o.members = st.members[mb:len(st.members):len(st.members)]
 			o.spans = st.spans[sb:len(st.spans):len(st.spans)]
 		}
-		it := p.pushItem()
+		it := push(&p.items)
 		it.raw, it.obj, it.list = d[start:end], o, nil
 		p.pos = end
 		if end+1 < len(d) && d[end] == ',' && d[end+1] == '{' {
@@ -81,18 +81,17 @@ func (p *parser) flatItems(t *trie) int {
 	return atItem
 }
 
-// pushItem pushes an item of the list being read and returns it, for the
-// caller to write in place: a node literal pushed is built on the stack,
-// then copied with wide loads that stall on the narrow stores just made
-// (see objectBody).
-func (p *parser) pushItem() *node {
-	n := len(p.items)
-	if n < cap(p.items) {
-		p.items = p.items[:n+1]
+// push appends a zero element to *s and returns it, for the caller to
+// write in place: an element literal appended is built on the stack, then
+// copied with wide loads that stall on the narrow stores just made.
+func push[T any](s *[]T) *T {
+	n := len(*s)
+	if n < cap(*s) {
+		*s = (*s)[:n+1]
 	} else {
-		p.items = append(p.items, node{})
+		*s = append(*s, *new(T))
 	}
-	return &p.items[n]
+	return &(*s)[n]
 }
 
 // partialMembers scans the members of the object at p.pos, appending those
@@ -164,12 +163,7 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 			if len(st.members) > held && holdsKey(st.members[held:], d[ks:ke], true) {
 				return 0, 0, false // a duplicate key: objectBody's error
 			}
-			// Written in place: an append of a member literal builds it
-			// on the stack and copies it with wide loads, which stall on
-			// the narrow stores just made (about 1% of a Flotilla).
-			n := len(st.members)
-			st.members = st.members[:n+1]
-			m := &st.members[n]
+			m := push(&st.members) // written in place (about 1% of a Flotilla)
 			m.rawKey, m.val.raw, m.val.obj, m.val.list = d[ks:ke], d[vs:i], nil, nil
 			m.deleted, m.plain = false, true
 			st.spans = append(st.spans, span{ks - start, ke - start, i - start})
