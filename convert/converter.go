@@ -202,7 +202,7 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 	}
 	// apiVersion is the target (added back at the end if a Funcs rule
 	// deleted it); kind stays.
-	if err := o.set(apiVersionPath, node{raw: c.quotedAPIVersion(st, toVersion)}); err != nil {
+	if err := o.set(apiVersionPath, node{raw: c.quotedAPIVersion(toVersion)}); err != nil {
 		return nil, fail(err)
 	}
 	return o.root.write(dst), nil
@@ -210,16 +210,17 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 
 var apiVersionPath = Path{segs: []string{"apiVersion"}}
 
-// quotedAPIVersion returns the apiVersion of version v, one of c's, as a
-// JSON string: the one New made, not quoted again for every object.
-func (c *Converter) quotedAPIVersion(st *state, v string) []byte {
+// quotedAPIVersion returns the apiVersion of version v, one of c's (as
+// checkAPIVersion found), as a JSON string: the one New made, not quoted
+// again for every object.
+func (c *Converter) quotedAPIVersion(v string) []byte {
 	for i, known := range c.versions {
-		if known == v && i < len(c.apiVersions) {
+		if known == v {
 			q := c.apiVersions[i]
 			return q[:len(q):len(q)]
 		}
 	}
-	return st.quote(c.group + "/" + v)
+	return quoteKey(c.group + "/" + v) // not reached: v is one of c's
 }
 
 // versionOf returns the version of the apiVersion string n when it names
