@@ -345,9 +345,9 @@ var oneByteEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': 
 // and every 64 bytes or so.
 //
 // A Cursor is a value, returned moved on, so that a loop keeps it in
-// registers. The zero Cursor holds no marks: its Next answers 0. Next and StringEnd are each small enough to be inlined, not
-// both in one function: a loop calls Next, then StringEnd when Next
-// returns 0.
+// registers. The zero Cursor holds no marks: its Next answers 0. Next and
+// StringEnd are each small enough to be inlined, not both in one
+// function: a loop calls Next, then StringEnd when Next returns 0.
 type Cursor struct {
 	b int    // the offset of the bit 0 of m
 	m uint64 // the marks of the bytes from b on not yet passed
