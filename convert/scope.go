@@ -78,8 +78,8 @@ func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1
 func (r *scopedRule) renameItem(from, to int) func(*Object) error {
 	return func(o *Object) error {
 		it := &o.root.obj.members[0].val
-		if r.renamePartial(it, from, to, &covered{}) {
-			return nil
+		if done, _ := r.renamePartial([]node{*it}, from, to, &covered{}); done == 1 {
+			return nil // its object renamed in place
 		}
 		return r.renameIn(o, it, from, to)
 	}
@@ -94,42 +94,46 @@ type covered struct {
 	ok bool
 }
 
-// renamePartial is renameIn's common case, small and called first: a
-// partial item, as the scan read it, whose trie holds both keys (its
-// members are those on its trie, so the rename needs no more than a look
-// at them), all plain, so that its keys and the rename's quoted ones are
-// equal only as bytes. It reports false when renameIn must do it (an
-// escaped key, both keys set: the error, an item a rule made).
-func (r *scopedRule) renamePartial(it *node, from, to int, cov *covered) bool {
-	ob := it.obj
-	if ob == nil || ob.t == nil {
-		return false
-	}
-	if ob.t != cov.t {
-		cov.t, cov.ok = ob.t, r.plain[0] && r.plain[1] && ob.covers(r.rename[0]) && ob.covers(r.rename[1])
-	}
-	if !cov.ok {
-		return false
-	}
+// renamePartial is renameIn's common case, run first on a run of items:
+// partial items, as the scan read them, whose trie holds both keys (their
+// members are those on their trie, so the rename needs no more than a look
+// at them), all plain, so that their keys and the rename's quoted ones are
+// equal only as bytes. It renames from the first item of its on, and
+// returns how many items it did and whether it changed any: it stops at
+// the first item renameIn must do (an escaped key, both keys set: the
+// error, an item a rule made).
+func (r *scopedRule) renamePartial(its []node, from, to int, cov *covered) (done int, changed bool) {
 	src, dst := r.quoted[from], r.quoted[to]
-	at := -1
-	for i := range ob.members {
-		switch m := &ob.members[i]; {
-		case m.deleted:
-		case !m.plain:
-			return false
-		case string(m.rawKey) == string(src):
-			at = i
-		case string(m.rawKey) == string(dst):
-			return false
+	for k := range its {
+		ob := its[k].obj
+		if ob == nil || ob.t == nil {
+			return k, changed
+		}
+		if ob.t != cov.t {
+			cov.t, cov.ok = ob.t, r.plain[0] && r.plain[1] && ob.covers(r.rename[0]) && ob.covers(r.rename[1])
+		}
+		if !cov.ok {
+			return k, changed
+		}
+		at := -1
+		for i := range ob.members {
+			switch m := &ob.members[i]; {
+			case m.deleted:
+			case !m.plain:
+				return k, changed
+			case string(m.rawKey) == string(src):
+				at = i
+			case string(m.rawKey) == string(dst):
+				return k, changed
+			}
+		}
+		if at >= 0 {
+			m := &ob.members[at]
+			m.rawKey, m.plain = dst, true
+			ob.modified, changed = true, true
 		}
 	}
-	if at >= 0 {
-		m := &ob.members[at]
-		m.rawKey, m.plain = dst, true
-		ob.modified = true
-	}
-	return true
+	return len(its), changed
 }
 
 // renameIn renames key from of r.rename to key to in the item it, which o
@@ -228,7 +232,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 	l := n.list
 	changed := false
 	var cov covered
-	for i := range l.items {
+	for i := 0; i < len(l.items); i++ {
 		sub.item.index = i
 		if st.sel.kind != selItems {
 			keyRaw, match, err := selectItem(o, &l.items[i], st.sel)
@@ -242,11 +246,20 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		}
 		if r.rename != nil && depth == len(r.scope)-1 {
 			// A rename between two keys of the items: on the item
-			// itself, with no item object around it.
-			if !r.renamePartial(&l.items[i], dir, 1-dir, &cov) {
-				if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
-					return err
-				}
+			// itself, with no item object around it; with [*], on
+			// the run of items from it that renamePartial can do.
+			its := l.items[i : i+1]
+			if st.sel.kind == selItems {
+				its = l.items[i:]
+			}
+			done, ch := r.renamePartial(its, dir, 1-dir, &cov)
+			changed = changed || ch
+			if done > 0 {
+				i += done - 1
+				continue
+			}
+			if err := r.renameIn(sub, &l.items[i], dir, 1-dir); err != nil {
+				return err
 			}
 			changed = changed || l.items[i].changed()
 			continue
