@@ -133,6 +133,51 @@ func TestNewFormsBothWays(t *testing.T) {
 	}
 }
 
+// TestNegativeZeroComesBack: -0 is an integer JSON allows whose value
+// written back is 0, so a rule that reads it as an int64 (duration, scale)
+// keeps the literal in the preserved annotation, and the way back restores
+// it byte for byte. (Found by FuzzConvert.)
+func TestNegativeZeroComesBack(t *testing.T) {
+	tests := []struct {
+		name      string
+		rule      convert.Rule
+		spoke     string
+		hub       string
+		preserved string
+	}{
+		{name: "duration", rule: must(convert.Duration(p("spec.t"), p("spec.t"), time.Second, convert.RoundReject)),
+			spoke: `{"t":-0}`, hub: `{"t":"0s"}`, preserved: `{"v1alpha1":{"exact":{"/spec/t":{"value":-0,"as":"0s"}}}}`},
+		{name: "scale multiply", rule: must(convert.Scale(p("spec.n"), p("spec.n"), 10, 0)),
+			spoke: `{"n":-0}`, hub: `{"n":0}`, preserved: `{"v1alpha1":{"exact":{"/spec/n":{"value":-0,"as":0}}}}`},
+		{name: "scale divide", rule: must(convert.Scale(p("spec.n"), p("spec.n"), 0, 10)),
+			spoke: `{"n":-0}`, hub: `{"n":0}`, preserved: `{"v1alpha1":{"exact":{"/spec/n":{"value":-0,"as":0}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newConv(t, tt.rule)
+			in := obj(spokeV, tt.spoke)
+			hub := convertOK(t, c, in, hubV)
+			spec, pres := specOf(t, hub)
+			if spec != tt.hub {
+				t.Errorf("hub spec %s, want %s", spec, tt.hub)
+			}
+			if pres != tt.preserved {
+				t.Errorf("preserved annotation %s, want %s", pres, tt.preserved)
+			}
+			if back := convertOK(t, c, hub, spokeV); back != in {
+				t.Errorf("back in the spoke:\n got %s\nwant %s", back, in)
+			}
+		})
+	}
+	// A hub integer -0 going to a spoke duration string comes back too.
+	c := newConv(t, must(convert.DurationToInt(p("spec.timeout"), p("spec.timeoutSeconds"), time.Second, convert.RoundReject)))
+	in := obj(hubV, `{"timeoutSeconds":-0}`)
+	spoke := convertOK(t, c, in, spokeV)
+	if back := convertOK(t, c, spoke, hubV); back != in {
+		t.Errorf("hub -> spoke -> hub:\n got %s\nwant %s\n(spoke %s)", back, in, spoke)
+	}
+}
+
 // TestHubFieldsInItemsFollowTheirKey: a hub-only field inside list-map
 // items is kept by the item's key, so it comes back to the same item
 // after the spoke reorders the list; kept by position, it stays in place.

@@ -335,14 +335,14 @@ func duration(from, to Path, unit time.Duration, round Rounding, spokeString boo
 		return nil, fmt.Errorf("duration %s: round must be one of reject, floor, ceil, round; got %q", from, round)
 	}
 	toHub := func(dst []byte, n node) ([]byte, bool, error) {
-		v, err := intOf(n)
+		v, canonical, err := intOf(n)
 		if err != nil {
 			return nil, false, err
 		}
 		if v > math.MaxInt64/int64(unit) || v < math.MinInt64/int64(unit) {
 			return nil, false, fmt.Errorf("%d %s is too long for a duration (at most %d)", v, name, math.MaxInt64/int64(unit))
 		}
-		return appendQuoted(dst, time.Duration(v*int64(unit)).String()), true, nil
+		return appendQuoted(dst, time.Duration(v*int64(unit)).String()), canonical, nil
 	}
 	fromHub := func(dst []byte, n node) ([]byte, bool, error) {
 		s, ok := stringOf(n)
@@ -470,26 +470,26 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 	}
 	mul := func(f int64) valueFunc {
 		return func(dst []byte, n node) ([]byte, bool, error) {
-			v, err := intOf(n)
+			v, canonical, err := intOf(n)
 			if err != nil {
 				return nil, false, err
 			}
 			if v > math.MaxInt64/f || v < math.MinInt64/f {
 				return nil, false, fmt.Errorf("%d × %d overflows int64", v, f)
 			}
-			return strconv.AppendInt(dst, v*f, 10), true, nil
+			return strconv.AppendInt(dst, v*f, 10), canonical, nil
 		}
 	}
 	div := func(f int64) valueFunc {
 		return func(dst []byte, n node) ([]byte, bool, error) {
-			v, err := intOf(n)
+			v, canonical, err := intOf(n)
 			if err != nil {
 				return nil, false, err
 			}
 			if v%f != 0 {
 				return nil, false, fmt.Errorf("%d is not a multiple of %d, so it cannot be converted exactly", v, f)
 			}
-			return strconv.AppendInt(dst, v/f, 10), true, nil
+			return strconv.AppendInt(dst, v/f, 10), canonical, nil
 		}
 	}
 	r := &valueRule{kind: "scale", from: f, to: t}
@@ -503,18 +503,21 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 	return scoped(r, from), nil
 }
 
-// intOf reads n as an int64 integer literal.
-func intOf(n node) (int64, error) {
+// intOf reads n as an int64 integer literal. canonical reports whether v
+// written back is that literal: true for every integer JSON allows but
+// -0, which comes back as 0 (so a rule keeps -0 in the preserved
+// annotation, as any value it cannot write back exactly).
+func intOf(n node) (v int64, canonical bool, err error) {
 	k := n.kind()
 	if k != '-' && (k < '0' || k > '9') {
-		return 0, fmt.Errorf("value %s is %s, not an integer", n.raw, describe(n))
+		return 0, false, fmt.Errorf("value %s is %s, not an integer", n.raw, describe(n))
 	}
-	v, err := strconv.ParseInt(string(n.raw), 10, 64)
+	v, err = strconv.ParseInt(string(n.raw), 10, 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("value %s is out of the int64 range", n.raw)
+			return 0, false, fmt.Errorf("value %s is out of the int64 range", n.raw)
 		}
-		return 0, fmt.Errorf("value %s is not an integer", n.raw)
+		return 0, false, fmt.Errorf("value %s is not an integer", n.raw)
 	}
-	return v, nil
+	return v, string(n.raw) != "-0", nil
 }
