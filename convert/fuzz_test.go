@@ -108,3 +108,53 @@ func semEqual(t *testing.T, a, b []byte) bool {
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
 }
+
+// FuzzConvertForms is FuzzConvert for formsConverter, which uses every
+// form of the rule language at once (selectors, map values, both
+// orientations, reshaping, many-to-one enums): any spec gives valid JSON or
+// a *convert.Error, and a spoke object with no hub-only field comes back
+// from the hub as it was, numbers literal for literal.
+func FuzzConvertForms(f *testing.F) {
+	for _, s := range []string{
+		`{"items":[{"name":"a","img":"x","mode":"Quick"},{"name":"b","mode":"Slow"}]}`,
+		`{"timeout":"1.5s","ports":{"http":{"port":80}},"backends":{"a":{"weight":-0}}}`,
+		`{"volumes":[1,2],"schedule":"30 2 * * 1-5","image":{"repository":"nginx"}}`,
+		`{"schedule":"@daily","image":{"repository":"r:5000/n","tag":"1.2"},"volumes":[]}`,
+		`{"items":[{"name":"a\u0062","img":"\u0078"}],"timeout":"90s"}`, `{}`, `[]`,
+	} {
+		f.Add(s)
+	}
+	c := formsConverter(f)
+	f.Fuzz(func(t *testing.T, spec string) {
+		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
+		hub, err := c.Convert(nil, []byte(in), "example.com/v1")
+		if err != nil {
+			var ce *convert.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a *convert.Error: %v", err, err)
+			}
+			return
+		}
+		if !json.Valid(hub) {
+			t.Fatalf("invalid JSON out: %s", hub)
+		}
+		var s map[string]any
+		if json.Unmarshal([]byte(spec), &s) != nil || s["timeoutSeconds"] != nil || s["volume"] != nil {
+			return // not a spoke object, or one with hub fields
+		}
+		if items, ok := s["items"].([]any); ok {
+			for _, it := range items {
+				if m, ok := it.(map[string]any); ok && (m["image"] != nil || m["paused"] != nil) {
+					return
+				}
+			}
+		}
+		back, err := c.Convert(nil, hub, "example.com/v1alpha1")
+		if err != nil {
+			t.Fatalf("hub -> spoke failed: %v\nin:  %s\nhub: %s", err, in, hub)
+		}
+		if !semEqual(t, []byte(in), back) {
+			t.Fatalf("spoke -> hub -> spoke is not the identity\nin:   %s\nhub:  %s\nback: %s", in, hub, back)
+		}
+	})
+}
