@@ -126,35 +126,68 @@ func FuzzConvertForms(f *testing.F) {
 	}
 	c := formsConverter(f)
 	f.Fuzz(func(t *testing.T, spec string) {
-		in := `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
-		hub, err := c.Convert(nil, []byte(in), "example.com/v1")
-		if err != nil {
-			var ce *convert.Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %T is not a *convert.Error: %v", err, err)
-			}
+		formsRoundTrip(t, c, spec, "example.com/v1alpha1", "example.com/v1", []string{"timeoutSeconds", "volume"}, []string{"image", "paused"})
+	})
+}
+
+// FuzzConvertFormsFromHub is FuzzConvertForms the other way: a hub object
+// with no spoke-only field comes back from the spoke as it was.
+func FuzzConvertFormsFromHub(f *testing.F) {
+	for _, s := range []string{
+		`{"items":[{"name":"a","image":"x","mode":"Balanced","paused":true},{"name":"b","mode":"Economy"}]}`,
+		`{"timeoutSeconds":-0,"ports":[{"name":"http","port":80}],"backends":{"a":{"weight":200}}}`,
+		`{"volume":{"size":1},"schedule":{"minute":"30","hour":"2","dayOfMonth":"*","month":"*","dayOfWeek":"1-5"},"image":"nginx:1.2"}`,
+		`{"schedule":{"minute":"30"},"image":"nginx","timeoutSeconds":2}`, `{}`, `[]`,
+	} {
+		f.Add(s)
+	}
+	c := formsConverter(f)
+	f.Fuzz(func(t *testing.T, spec string) {
+		formsRoundTrip(t, c, spec, "example.com/v1", "example.com/v1alpha1", []string{"timeout", "volumes"}, []string{"img"})
+	})
+}
+
+// formsRoundTrip converts the object of spec from version from to version
+// to and, for an object holding none of the other version's fields
+// (others in spec, otherItem in its items), back.
+func formsRoundTrip(t *testing.T, c *convert.Converter, spec, from, to string, others, otherItem []string) {
+	in := `{"apiVersion":"` + from + `","kind":"Widget","metadata":{"name":"f"},"spec":` + spec + `}`
+	out, err := c.Convert(nil, []byte(in), to)
+	if err != nil {
+		var ce *convert.Error
+		if !errors.As(err, &ce) {
+			t.Fatalf("error %T is not a *convert.Error: %v", err, err)
+		}
+		return
+	}
+	if !json.Valid(out) {
+		t.Fatalf("invalid JSON out: %s", out)
+	}
+	var s map[string]any
+	if json.Unmarshal([]byte(spec), &s) != nil {
+		return
+	}
+	for _, k := range others {
+		if _, ok := s[k]; ok {
 			return
 		}
-		if !json.Valid(hub) {
-			t.Fatalf("invalid JSON out: %s", hub)
-		}
-		var s map[string]any
-		if json.Unmarshal([]byte(spec), &s) != nil || s["timeoutSeconds"] != nil || s["volume"] != nil {
-			return // not a spoke object, or one with hub fields
-		}
-		if items, ok := s["items"].([]any); ok {
-			for _, it := range items {
-				if m, ok := it.(map[string]any); ok && (m["image"] != nil || m["paused"] != nil) {
-					return
+	}
+	if items, ok := s["items"].([]any); ok {
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				for _, k := range otherItem {
+					if _, ok := m[k]; ok {
+						return
+					}
 				}
 			}
 		}
-		back, err := c.Convert(nil, hub, "example.com/v1alpha1")
-		if err != nil {
-			t.Fatalf("hub -> spoke failed: %v\nin:  %s\nhub: %s", err, in, hub)
-		}
-		if !semEqual(t, []byte(in), back) {
-			t.Fatalf("spoke -> hub -> spoke is not the identity\nin:   %s\nhub:  %s\nback: %s", in, hub, back)
-		}
-	})
+	}
+	back, err := c.Convert(nil, out, from)
+	if err != nil {
+		t.Fatalf("%s -> %s -> %s failed: %v\nin:  %s\nout: %s", from, to, from, err, in, out)
+	}
+	if !semEqual(t, []byte(in), back) {
+		t.Fatalf("%s -> %s -> %s is not the identity\nin:   %s\nout:  %s\nback: %s", from, to, from, in, out, back)
+	}
 }
