@@ -260,6 +260,8 @@ func TestErrors(t *testing.T) {
 		{"list item without key", lm, obj(spokeV, `{"endpoints":[{"port":1}]}`), hubV, []string{`item has no key field "name"`}, "/spec/endpoints/0"},
 		{"list key wrong type", lm, obj(spokeV, `{"endpoints":[{"name":1}]}`), hubV, []string{`key field "name" is a number, not a string`}, "/spec/endpoints/0"},
 		{"list not a list", lm, obj(spokeV, `{"endpoints":{}}`), hubV, []string{`value is an object, not a list`}, "/spec/endpoints"},
+		{"map key twice", lm, obj(hubV, `{"endpoints":{"a":{"port":1},"a":{"port":2}}}`), spokeV, []string{`duplicate key "a" in the map; the list cannot hold two items with name "a"`}, "/spec/endpoints"},
+		{"map key twice, once escaped", lm, obj(hubV, `{"endpoints":{"a":{},"\u0061":{}}}`), spokeV, []string{`duplicate key "\u0061" in the map`}, "/spec/endpoints"},
 		{"map value holds key", lm, obj(hubV, `{"endpoints":{"a":{"name":"b"}}}`), spokeV, []string{`value holds the key field "name"`}, "/spec/endpoints/a"},
 		{"scale not exact", scale, obj(hubV, `{"bytes":1000}`), spokeV, []string{`1000 is not a multiple of 1048576`}, "/spec/bytes"},
 		{"scale overflow", scale, obj(spokeV, `{"mib":9223372036854775807}`), hubV, []string{`overflows int64`}, "/spec/mib"},

@@ -193,10 +193,21 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 		return node{}, ruleErr(r, mapPath, "value is %s, not a map", describe(n))
 	}
 	idx := make([]int, 0, len(n.obj.members))
+	seen := make(map[string]bool, len(n.obj.members))
 	for i := range n.obj.members {
-		if !n.obj.members[i].deleted {
-			idx = append(idx, i)
+		m := &n.obj.members[i]
+		if m.deleted {
+			continue
 		}
+		// A key twice (as written, or once escaped) would become two
+		// items with one list-map key, which no map holds: the way back
+		// refuses them, and the API server would too.
+		k := decodeKey(m.rawKey)
+		if seen[k] {
+			return node{}, ruleErr(r, mapPath, "duplicate key %s in the map; the list cannot hold two items with %s %s", m.rawKey, r.key, quoteKey(k))
+		}
+		seen[k] = true
+		idx = append(idx, i)
 	}
 	kept, err := o.takeOrder(o.to, mapPath)
 	if err != nil {
