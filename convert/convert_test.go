@@ -3,6 +3,7 @@ package convert_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +241,11 @@ func TestErrors(t *testing.T) {
 	scale := must(convert.Scale(p("spec.mib"), p("spec.bytes"), 1048576, 0))
 	ren := must(convert.Rename(p("spec.replicas"), p("spec.size")))
 	its := must(convert.StringToInt(p("spec.port"), p("spec.port")))
+	keyed := must(convert.HubOnly(p("spec.c[name=*].paused"), nil))
+	manyNamed := `{"name":"n0"}`
+	for i := 1; i < 10; i++ {
+		manyNamed += fmt.Sprintf(`,{"name":"n%d"}`, i)
+	}
 	tests := []struct {
 		name    string
 		rule    convert.Rule
@@ -262,6 +268,10 @@ func TestErrors(t *testing.T) {
 		{"list not a list", lm, obj(spokeV, `{"endpoints":{}}`), hubV, []string{`value is an object, not a list`}, "/spec/endpoints"},
 		{"map key twice", lm, obj(hubV, `{"endpoints":{"a":{"port":1},"a":{"port":2}}}`), spokeV, []string{`duplicate key "a" in the map; the list cannot hold two items with name "a"`}, "/spec/endpoints"},
 		{"map key twice, once escaped", lm, obj(hubV, `{"endpoints":{"a":{},"\u0061":{}}}`), spokeV, []string{`duplicate key "\u0061" in the map`}, "/spec/endpoints"},
+		{"keyed items with a key twice", keyed, obj(hubV, `{"c":[{"name":"a"},{"name":"b"},{"name":"a","paused":true}]}`), spokeV, []string{`duplicate key name="a" (also at index 0); the items are known by their key`, `rule hubOnly spec.c[name=*].paused`}, "/spec/c/2"},
+		{"keyed items with a key twice, once escaped", keyed, obj(hubV, `{"c":[{"name":"a"},{"name":"\u0061"}]}`), spokeV, []string{`duplicate key name="a" (also at index 0)`}, "/spec/c/1"},
+		{"many keyed items with a key twice", keyed, obj(hubV, `{"c":[`+manyNamed+`,{"name":"n3"}]}`), spokeV, []string{`duplicate key name="n3" (also at index 3)`}, "/spec/c/10"},
+		{"one item by key, matched twice", must(convert.Rename(p("spec.c[name=app].img"), p("spec.c[name=app].image"))), obj(spokeV, `{"c":[{"name":"app","img":"x"},{"name":"app","img":"y"}]}`), hubV, []string{`duplicate key name="app" (also at index 0)`}, "/spec/c/1"},
 		{"map value holds key", lm, obj(hubV, `{"endpoints":{"a":{"name":"b"}}}`), spokeV, []string{`value holds the key field "name"`}, "/spec/endpoints/a"},
 		{"scale not exact", scale, obj(hubV, `{"bytes":1000}`), spokeV, []string{`1000 is not a multiple of 1048576`}, "/spec/bytes"},
 		{"scale overflow", scale, obj(spokeV, `{"mib":9223372036854775807}`), hubV, []string{`overflows int64`}, "/spec/mib"},

@@ -232,6 +232,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 	l := n.list
 	changed := false
 	var cov covered
+	var keys itemKeys
 	for i := 0; i < len(l.items); i++ {
 		sub.item.index = i
 		if st.sel.kind != selItems {
@@ -241,6 +242,9 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 			}
 			if !match {
 				continue
+			}
+			if prev, dup := keys.add(keyRaw, i); dup {
+				return r.fail(sub.ptrBase(), fmt.Errorf("duplicate key %s=%s (also at index %d); the items are known by their key, in the preserved annotation too, so one would take what is kept for the other", st.sel.key, keyRaw, prev))
 			}
 			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
@@ -280,6 +284,45 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		return r.fail(o.pointer(at), err)
 	}
 	return nil
+}
+
+// itemKeys holds the keys of the items a keyed selector ([key=*],
+// [key=value]) matched so far in a list, as selectItem spells them (one
+// spelling for every escape of a string): a few compared in place, more by
+// a map.
+type itemKeys struct {
+	few [8]struct {
+		key []byte
+		at  int
+	}
+	n    int
+	many map[string]int
+}
+
+// add records the key of the item at index i, or returns the index of an
+// item matched before with the same key.
+func (ks *itemKeys) add(key []byte, i int) (int, bool) {
+	if ks.many == nil {
+		for _, k := range ks.few[:ks.n] {
+			if string(k.key) == string(key) {
+				return k.at, true
+			}
+		}
+		if ks.n < len(ks.few) {
+			ks.few[ks.n].key, ks.few[ks.n].at = key, i
+			ks.n++
+			return 0, false
+		}
+		ks.many = make(map[string]int, 2*len(ks.few))
+		for _, k := range ks.few[:ks.n] {
+			ks.many[string(k.key)] = k.at
+		}
+	}
+	if j, dup := ks.many[string(key)]; dup {
+		return j, true
+	}
+	ks.many[string(key)] = i
+	return 0, false
 }
 
 // item runs the rest of the scope on one item, held by sub, and returns
