@@ -36,7 +36,8 @@ func newConvertCmd() *cobra.Command {
 		Long: `Convert reads objects (YAML or JSON, several documents, or a List) and
 writes them converted to the --to version with the given rule files.
 
-One object comes out as that object; several come out as a List, as
+One object comes out as that object, and one List as that List; several
+documents come out as one List, the items of Lists among them in it, as
 kubectl convert does. -f DIR reads the directory's .json, .yaml and .yml
 files in name order (-R: and those of its subdirectories), as kubectl does.
 Number literals and key order come out as they went in, for YAML as for
@@ -117,22 +118,32 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("no objects in the input")
 	}
+	// out holds the converted objects, the items of Lists among several
+	// documents flattened into it, as kubectl convert does; one document
+	// that is a List comes out as that List.
 	var out []json.RawMessage
 	var errs []string
+	var single json.RawMessage
 	for _, d := range docs {
-		conv, err := convertDocument(d, convs, to)
+		conv, items, err := convertDocument(d, convs, to)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", d.source, err))
 			continue
 		}
-		out = append(out, conv)
+		if items == nil {
+			items = []json.RawMessage{conv}
+		}
+		out, single = append(out, items...), conv
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "\n"))
 	}
+	if out == nil {
+		out = []json.RawMessage{} // "items": [], not null
+	}
 	var result []byte
-	if len(out) == 1 {
-		result = out[0]
+	if len(docs) == 1 {
+		result = single
 	} else {
 		list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}, "items": out})
 		if err != nil {
@@ -251,14 +262,16 @@ func decodeHead(obj []byte) (objectHead, error) {
 	return h, nil
 }
 
-// convertDocument converts one object, or every item of a List.
-func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+// convertDocument converts one object, or every item of a List: then it
+// returns the List and, apart, its items.
+func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, []json.RawMessage, error) {
 	head, err := decodeHead(d.json)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !strings.HasSuffix(head.Kind, "List") || head.Items == nil {
-		return convertObject(d.json, head, convs, to)
+		obj, err := convertObject(d.json, head, convs, to)
+		return obj, nil, err
 	}
 	var errs []string
 	items := make([]json.RawMessage, len(head.Items))
@@ -272,18 +285,19 @@ func convertDocument(d document, convs map[string]*convert.Converter, to string)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.New(strings.Join(errs, "; "))
+		return nil, nil, errors.New(strings.Join(errs, "; "))
 	}
 	var list map[string]json.RawMessage
 	if err := json.Unmarshal(d.json, &list); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := json.Marshal(items)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list["items"] = b
-	return json.Marshal(list)
+	out, err := json.Marshal(list)
+	return out, items, err
 }
 
 // convertObject converts obj, whose head is already decoded, with the
