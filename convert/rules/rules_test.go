@@ -50,6 +50,7 @@ func TestLoadErrors(t *testing.T) {
 		{"pattern default not a field", head + "    - split: {from: spec.a, pattern: \"{a} {b}\", defaults: {c: x}}\n", `default for "c", which is not a field`},
 		{"bad duration spoke", head + "    - duration: {from: spec.a, spoke: float}\n", `spec.spokes[0].rules[0].duration.spoke: want integer`},
 		{"yaml missing brace", head + "    - rename: {from: spec.a, to: spec.b\n    - rename: {from: spec.c, to: spec.d}\n", "f.yaml:12:5: not valid YAML"},
+		{"yaml selector in a flow mapping", head + "    - rename: {from: spec.a[*].x, to: spec.a[*].y}\n", `f.yaml:11:28: not valid YAML: ',' or '}' must be specified (did not find expected alphabetic or numeric character); in a { } mapping, [ starts a list: quote a path holding [ ] (from: "spec.items[*].img") or write the rule in block style`},
 		{"yaml bad indent", head + "    - rename: {from: spec.a, to: spec.b}\n   - rename: {from: spec.c, to: spec.d}\n", "f.yaml:12:4: not valid YAML"},
 		{"bad unit", head + "    - duration: {from: spec.a, to: spec.b, unit: days}\n", `f.yaml:11:50: spec.spokes[0].rules[0].duration.unit: unknown unit "days"`},
 		{"bad round", head + "    - duration: {from: spec.a, to: spec.b, round: up}\n", `round must be one of reject, floor, ceil, round; got "up"`},

@@ -41,7 +41,21 @@ func syntaxError(name string, data []byte, err error) error {
 	} else if msg != "" {
 		text += " (" + msg + ")"
 	}
+	if line := lineOf(data, pos.Line); strings.Contains(line, "{") && strings.Contains(line, "[") {
+		// The common slip: a path with a selector in a flow mapping,
+		// where [ opens a list.
+		text += `; in a { } mapping, [ starts a list: quote a path holding [ ] (from: "spec.items[*].img") or write the rule in block style`
+	}
 	return &Error{File: name, Line: pos.Line, Column: pos.Column, Err: fmt.Errorf("not valid YAML: %s", text)}
+}
+
+// lineOf returns line n (from 1) of data, or "".
+func lineOf(data []byte, n int) string {
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return lines[n-1]
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): `)
