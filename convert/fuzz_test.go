@@ -121,6 +121,7 @@ func FuzzConvertForms(f *testing.F) {
 		`{"volumes":[1,2],"schedule":"30 2 * * 1-5","image":{"repository":"nginx"}}`,
 		`{"schedule":"@daily","image":{"repository":"r:5000/n","tag":"1.2"},"volumes":[]}`,
 		`{"items":[{"name":"a\u0062","img":"\u0078"}],"timeout":"90s"}`, `{}`, `[]`,
+		`{"ports":{"http":{"port":80},"h\u0074tp":{"port":81}}}`, `{"items":[{"name":"a","img":"x"},{"name":"\u0061"}]}`,
 	} {
 		f.Add(s)
 	}
@@ -138,6 +139,7 @@ func FuzzConvertFormsFromHub(f *testing.F) {
 		`{"timeoutSeconds":-0,"ports":[{"name":"http","port":80}],"backends":{"a":{"weight":200}}}`,
 		`{"volume":{"size":1},"schedule":{"minute":"30","hour":"2","dayOfMonth":"*","month":"*","dayOfWeek":"1-5"},"image":"nginx:1.2"}`,
 		`{"schedule":{"minute":"30"},"image":"nginx","timeoutSeconds":2}`, `{}`, `[]`,
+		`{"items":[{"name":"a","paused":true},{"name":"a","paused":false}]}`,
 	} {
 		f.Add(s)
 	}
