@@ -279,6 +279,14 @@ type RestoreOptions struct {
 	Converter Converter
 	// Progress, when set, is called after every object.
 	Progress func(RestoreResult)
+	// DryRun sends every write with dryRun=All: each object is validated
+	// and admitted as the real restore would write it, nothing is stored
+	// (the status of an object a dry run creates is not sent: the object
+	// does not exist for its status to be written to).
+	DryRun bool
+	// ListOnly reads and compares each object and writes nothing: the
+	// counts are what a restore would do.
+	ListOnly bool
 }
 
 // RestoreResult counts what Restore did.
@@ -304,6 +312,10 @@ func Restore(ctx context.Context, b *Backup, opts RestoreOptions) (*RestoreResul
 		return nil, fmt.Errorf("restore: %w", err)
 	}
 	res := &RestoreResult{}
+	var dryRun []string
+	if opts.DryRun {
+		dryRun = []string{metav1.DryRunAll}
+	}
 	for _, raw := range b.Objects {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(raw); err != nil {
@@ -342,24 +354,32 @@ func Restore(ctx context.Context, b *Backup, opts RestoreOptions) (*RestoreResul
 				res.Unchanged++
 				break
 			}
+			if opts.ListOnly {
+				res.Updated++
+				break
+			}
 			obj.SetResourceVersion(live.GetResourceVersion())
-			out, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			out, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dryRun})
 			if err != nil {
 				return res, named(fmt.Errorf("update: %w", err))
 			}
 			if hasStatus && statusSub && !reflect.DeepEqual(out.Object["status"], status) {
 				out.Object["status"] = status
-				if _, err := client.UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+				if _, err := client.UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dryRun}); err != nil {
 					return res, named(fmt.Errorf("update status: %w", err))
 				}
 			}
 			res.Updated++
 		case isNotFound(err):
-			out, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			if opts.ListOnly {
+				res.Created++
+				break
+			}
+			out, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: dryRun})
 			if err != nil {
 				return res, named(fmt.Errorf("create: %w", err))
 			}
-			if hasStatus && statusSub {
+			if hasStatus && statusSub && !opts.DryRun {
 				out.Object["status"] = status
 				if _, err := client.UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 					return res, named(fmt.Errorf("restore status: %w", err))

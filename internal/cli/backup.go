@@ -119,12 +119,13 @@ type restoreOptions struct {
 	rules   string
 	crdName string
 	verify  bool
+	dryRun  string
 }
 
 func newRestoreCmd() *cobra.Command {
 	o := &restoreOptions{}
 	cmd := &cobra.Command{
-		Use:   "restore -f FILE|- [--rules RULES.yaml]",
+		Use:   "restore -f FILE|- [--rules RULES.yaml] [--dry-run=none|client|server]",
 		Short: "Restore the objects of a backup; idempotent",
 		Long: `Restore verifies the backup FILE (every object's checksum, the count and the
 total checksum) and writes each object back: created when missing, updated
@@ -135,16 +136,26 @@ is dropped; status is restored through the status subresource.
 Objects at a version the CRD no longer serves are converted to the storage
 version with the conversion rules given by --rules.
 
+--dry-run=server sends every write with dryRun=All: each object is
+validated and admitted as the restore would write it, nothing is stored
+(the status of an object it would create is not sent, as that object does
+not exist). --dry-run=client only reads and compares. Both report what a
+restore would do.
+
 With --verify only the file is checked; no cluster is contacted. -f -
 reads the backup from standard input.
 
 Exit status: 0 restored (or verified), 1 failure, 2 usage error.`,
 		Example: `  hubspoke restore -f widgets-backup.jsonl --verify
+  hubspoke restore -f widgets-backup.jsonl --dry-run=server
   hubspoke restore -f widgets-backup.jsonl --rules conversion.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.file == "" {
 				return usagef("-f FILE is required")
+			}
+			if err := checkDryRun(o.dryRun); err != nil {
+				return err
 			}
 			b, err := readBackupFile(o.file, cmd.InOrStdin())
 			if err != nil {
@@ -156,7 +167,7 @@ Exit status: 0 restored (or verified), 1 failure, 2 usage error.`,
 			if o.verify {
 				return nil
 			}
-			ropts := migrate.RestoreOptions{CRD: o.crdName}
+			ropts := migrate.RestoreOptions{CRD: o.crdName, DryRun: o.dryRun == "server", ListOnly: o.dryRun == "client"}
 			if o.rules != "" {
 				conv, err := rules.LoadFile(o.rules)
 				if err != nil {
@@ -169,8 +180,13 @@ Exit status: 0 restored (or verified), 1 failure, 2 usage error.`,
 			}
 			res, err := migrate.Restore(cmd.Context(), b, ropts)
 			if res != nil {
-				fmt.Fprintf(out, "restored: %d created, %d updated, %d unchanged (%d converted from versions no longer served)\n",
-					res.Created, res.Updated, res.Unchanged, res.Converted)
+				if o.dryRun == "none" {
+					fmt.Fprintf(out, "restored: %d created, %d updated, %d unchanged (%d converted from versions no longer served)\n",
+						res.Created, res.Updated, res.Unchanged, res.Converted)
+				} else {
+					fmt.Fprintf(out, "dry run (%s), nothing written: a restore would create %d, update %d and leave %d unchanged (%d converted from versions no longer served)\n",
+						o.dryRun, res.Created, res.Updated, res.Unchanged, res.Converted)
+				}
 			}
 			return err
 		},
@@ -180,6 +196,7 @@ Exit status: 0 restored (or verified), 1 failure, 2 usage error.`,
 	cmd.Flags().StringVar(&o.rules, "rules", "", "conversion rules, to convert objects of versions no longer served")
 	cmd.Flags().StringVar(&o.crdName, "crd-name", "", "restore into this CRD instead of the one named in the backup")
 	cmd.Flags().BoolVar(&o.verify, "verify", false, "only verify the file's count and checksums")
+	dryRunFlag(cmd, &o.dryRun, "none; server: send every write with dryRun=All (validated, admitted, not stored); client: read and compare only")
 	return cmd
 }
 

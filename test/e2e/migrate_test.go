@@ -576,6 +576,20 @@ func TestBackupRestoreOnSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Dry runs count what the restore would do and store nothing: the
+	// server's (every write sent with dryRun=All) and the client's.
+	for _, o := range []migrate.RestoreOptions{{Client: dyn, Converter: conv, DryRun: true}, {Client: dyn, Converter: conv, ListOnly: true}} {
+		res, err := migrate.Restore(ctx, b, o)
+		if err != nil {
+			t.Fatalf("dry run %+v: %v", o, err)
+		}
+		if diff := cmp.Diff(migrate.RestoreResult{Created: 60, Converted: 60}, *res); diff != "" {
+			t.Errorf("dry run (server %v) (-want +got):\n%s", o.DryRun, diff)
+		}
+		if n := len(e.contents("v1")); n != 0 {
+			t.Errorf("dry run (server %v) stored %d objects", o.DryRun, n)
+		}
+	}
 	res, err := migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn, Converter: conv})
 	if err != nil {
 		t.Fatal(err)
@@ -591,6 +605,39 @@ func TestBackupRestoreOnSandbox(t *testing.T) {
 	}
 	if diff := cmp.Diff(migrate.RestoreResult{Unchanged: 60, Converted: 60}, *res); diff != "" {
 		t.Errorf("second restore (-want +got):\n%s", diff)
+	}
+	assertSameContents(t, atV1, e.contents("v1"))
+
+	// A dry run over one object changed and one deleted: it would update
+	// one and create one, and changes neither.
+	obj, err := e.client("v1").Get(ctx, "w-00001", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(obj.Object, int64(999), "spec", "size"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client("v1").Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client("v1").Delete(ctx, "w-00002", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	changed := e.contents("v1")
+	res, err = migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn, Converter: conv, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(migrate.RestoreResult{Created: 1, Updated: 1, Unchanged: 58, Converted: 60}, *res); diff != "" {
+		t.Errorf("dry run over changes (-want +got):\n%s", diff)
+	}
+	assertSameContents(t, changed, e.contents("v1"))
+	res, err = migrate.Restore(ctx, b, migrate.RestoreOptions{Client: dyn, Converter: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(migrate.RestoreResult{Created: 1, Updated: 1, Unchanged: 58, Converted: 60}, *res); diff != "" {
+		t.Errorf("restore over changes (-want +got):\n%s", diff)
 	}
 	assertSameContents(t, atV1, e.contents("v1"))
 }
@@ -876,5 +923,11 @@ func TestCLIPlanAndBackup(t *testing.T) {
 	}
 	if code, out, errOut := run(string(data), "restore", "-f", "-"); code != 0 || !strings.Contains(out, "<stdin>: backup of "+live.Name) || !strings.Contains(out, "restored: 0 created") {
 		t.Errorf("restore -f -: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(string(data), "restore", "-f", "-", "--dry-run=server"); code != 0 || !strings.Contains(out, "dry run (server), nothing written: a restore would create 0, update 0 and leave 0 unchanged") || strings.Contains(out, "restored:") {
+		t.Errorf("restore --dry-run=server: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(string(data), "restore", "-f", "-", "--dry-run=maybe"); code != 2 || !strings.Contains(errOut, `--dry-run "maybe": want none, client or server`) {
+		t.Errorf("restore --dry-run=maybe: exit %d, %s", code, errOut)
 	}
 }
