@@ -192,7 +192,10 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	} else if !ok {
 		return node{}, ruleErr(r, mapPath, "value is %s, not a map", describe(n))
 	}
+	// The live members' indexes, and their keys decoded once: for the
+	// duplicate check, the sort and the items.
 	idx := make([]int, 0, len(n.obj.members))
+	keys := make([]string, len(n.obj.members))
 	seen := make(map[string]bool, len(n.obj.members))
 	for i := range n.obj.members {
 		m := &n.obj.members[i]
@@ -206,7 +209,7 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 		if seen[k] {
 			return node{}, ruleErr(r, mapPath, "duplicate key %s in the map; the list cannot hold two items with %s %s", m.rawKey, r.key, quoteKey(k))
 		}
-		seen[k] = true
+		seen[k], keys[i] = true, k
 		idx = append(idx, i)
 	}
 	kept, err := o.takeOrder(o.to, mapPath)
@@ -223,7 +226,7 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 		}
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		ka, kb := decodeKey(n.obj.members[a].rawKey), decodeKey(n.obj.members[b].rawKey)
+		ka, kb := keys[a], keys[b]
 		ra, oka := rank[ka]
 		rb, okb := rank[kb]
 		switch {
@@ -238,8 +241,7 @@ func (r *listMapRule) mapToList(o *Object, n node, mapPath Path) (node, error) {
 	})
 	out := []byte{'['}
 	for j, i := range idx {
-		m := &n.obj.members[i]
-		k := decodeKey(m.rawKey)
+		m, k := &n.obj.members[i], keys[i]
 		at := Path{segs: append(slices.Clone(mapPath.segs), k)}
 		v := &m.val
 		if ok, err := o.st.expand(v); err != nil {
