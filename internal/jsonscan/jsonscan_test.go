@@ -99,6 +99,9 @@ func FuzzScanner(f *testing.F) {
 		if want := apiServerAccepts(d); (err == nil) != want {
 			t.Fatalf("scanner error %v, oracle accepts: %v", err, want)
 		}
+		if ref := scanMarkByMark(d); !sameError(err, ref) {
+			t.Fatalf("scanner error %v, read mark by mark: %v", err, ref)
+		}
 		var s Scanner
 		s.Reset(d)
 		i := SkipSpace(d, 0)
@@ -280,6 +283,97 @@ func TestCursor(t *testing.T) {
 		}
 		if doc%2 == 0 && found < plain/3 {
 			t.Fatalf("doc %d: the cursor found %d of %d plain strings", doc, found, plain)
+		}
+	}
+}
+
+// scanMarkByMark is scan with every escape read mark by mark (no
+// escapeRun): the reference for escapeRun's errors and offsets.
+func scanMarkByMark(d []byte) error {
+	noEscapeRun = true
+	defer func() { noEscapeRun = false }()
+	return scan(d)
+}
+
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
+}
+
+// TestEscapedBits holds escapedBits to a byte-by-byte reading of random
+// words, dense in backslashes, and to every run at the word's end.
+func TestEscapedBits(t *testing.T) {
+	check := func(b uint64) {
+		t.Helper()
+		var want uint64
+		esc := false
+		for k := 0; k < 64; k++ {
+			switch {
+			case esc:
+				want |= 1 << k
+				esc = false
+			case b>>k&1 != 0:
+				esc = true
+			}
+		}
+		if got, carry := escapedBits(b); got != want || carry != esc {
+			t.Fatalf("escapedBits(%064b) = %064b, %v; want %064b, %v", b, got, carry, want, esc)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		check(r.Uint64()&r.Uint64() | r.Uint64()&r.Uint64())
+		check(r.Uint64())
+	}
+	for n := 0; n <= 64; n++ { // a run of n backslashes ending at bit 63
+		check(^uint64(0) << (64 - n) * uint64(min(n, 1)))
+	}
+}
+
+// TestEscapeRuns reads strings dense in escapes, valid and not, at every
+// offset in a word, with escapeRun and mark by mark: the two must agree on
+// the end, the error and its offset, and the oracle on what is valid.
+func TestEscapeRuns(t *testing.T) {
+	tokens := []string{`\"`, `\\`, `\n`, `\/`, `\t`, `\u00e9`, `\ud83d\ude00`, `a`, `bc`, `é`, `😀`,
+		`\\\"`, `\\\\`, `\x`, `\u12`, "\x01", "\\\x01", `\é`, "\xff", "\x01"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		var b strings.Builder
+		for n := r.IntN(40); n > 0; n-- {
+			tok := tokens[r.IntN(len(tokens))]
+			if r.IntN(8) != 0 { // mostly valid tokens: the runs go on
+				tok = tokens[r.IntN(12)]
+			}
+			b.WriteString(tok)
+		}
+		pad := strings.Repeat(" ", r.IntN(64))
+		for _, doc := range []string{
+			`[` + pad + `"` + b.String() + `","\"\""]`,
+			`{` + pad + `"` + b.String() + `":"` + b.String() + `"}`,
+			pad + `"` + b.String(), // unterminated
+			pad + `"` + b.String() + `\`,
+		} {
+			d := []byte(doc)
+			err := scan(d)
+			if want := apiServerAccepts(d); (err == nil) != want {
+				t.Fatalf("%q: scanner error %v, oracle accepts: %v", doc, err, want)
+			}
+			if ref := scanMarkByMark(d); !sameError(err, ref) {
+				t.Fatalf("%q: scanner error %v, read mark by mark: %v", doc, err, ref)
+			}
+			i := strings.IndexByte(doc, '"')
+			var s, ref Scanner
+			s.Reset(d)
+			ref.Reset(d)
+			end, esc, err := s.String(i)
+			noEscapeRun = true
+			rend, resc, rerr := ref.String(i)
+			noEscapeRun = false
+			if end != rend || esc != resc || !sameError(err, rerr) {
+				t.Fatalf("%q: String = %d, %v, %v; mark by mark %d, %v, %v", doc, end, esc, err, rend, resc, rerr)
+			}
 		}
 	}
 }

@@ -17,3 +17,6 @@ func blockWords(out []uint64, d []byte) {
 
 //go:noescape
 func marksAVX2(d *byte, blocks int, out *uint64)
+
+//go:noescape
+func quotesBackslashesAVX2(block *[64]byte) (quotes, backslashes uint64)

@@ -53,3 +53,31 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func quotesBackslashesAVX2(block *[64]byte) (quotes, backslashes uint64)
+TEXT ·quotesBackslashesAVX2(SB), NOSPLIT, $0-24
+	MOVQ block+0(FP), SI
+	MOVL $0x22, AX
+	MOVQ AX, X0
+	MOVL $0x5c, AX
+	MOVQ AX, X1
+	VPBROADCASTB X0, Y10 // '"'
+	VPBROADCASTB X1, Y11 // '\\'
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VPCMPEQB Y10, Y0, Y2
+	VPCMPEQB Y10, Y1, Y3
+	VPCMPEQB Y11, Y0, Y4
+	VPCMPEQB Y11, Y1, Y5
+	VPMOVMSKB Y2, AX
+	VPMOVMSKB Y3, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVQ AX, quotes+8(FP)
+	VPMOVMSKB Y4, AX
+	VPMOVMSKB Y5, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVQ AX, backslashes+16(FP)
+	VZEROUPPER
+	RET

@@ -61,6 +61,25 @@ func check(t *testing.T, d []byte) {
 			}
 		}
 	}
+	// Quotes and backslashes of each whole block, both paths.
+	for b := 0; b+64 <= len(d); b += 64 {
+		var wantQ, wantB uint64
+		for k, c := range d[b : b+64] {
+			if c == '"' {
+				wantQ |= 1 << k
+			}
+			if c == '\\' {
+				wantB |= 1 << k
+			}
+		}
+		blk := (*[64]byte)(d[b : b+64])
+		if q, bs := QuotesBackslashes(blk); q != wantQ || bs != wantB {
+			t.Fatalf("input %q: QuotesBackslashes of block %d = %064b, %064b, want %064b, %064b", d, b/64, q, bs, wantQ, wantB)
+		}
+		if q, bs := genericQuotesBackslashes(blk); q != wantQ || bs != wantB {
+			t.Fatalf("input %q: generic QuotesBackslashes of block %d = %064b, %064b, want %064b, %064b", d, b/64, q, bs, wantQ, wantB)
+		}
+	}
 	for i := 0; i <= len(d); i++ {
 		wantNext := -1
 		for j := i; j < len(d); j++ {
