@@ -330,9 +330,15 @@ func appendQuoted(dst []byte, s string) []byte {
 
 // plainByte reports whether encoding/json writes c, a byte of a string, as
 // it is.
-func plainByte(c byte) bool {
-	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-}
+func plainByte(c byte) bool { return plainBytesTable[c] }
+
+// plainBytesTable[c] is plainByte(c): a look-up, one load a byte.
+var plainBytesTable = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // quoteKey returns k as a JSON string.
 func quoteKey(k string) []byte {

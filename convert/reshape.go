@@ -262,7 +262,12 @@ func (p *Pattern) cutPlain(s []byte, at []int) ([]int, bool) {
 	last := len(p.fields) - 1
 	for f := 0; f < last; f++ {
 		lit := p.blits[f+1]
-		j := bytes.Index(s[i:], lit)
+		var j int
+		if len(lit) == 1 {
+			j = indexByteShort(s[i:], lit[0])
+		} else {
+			j = bytes.Index(s[i:], lit)
+		}
 		if j < 0 {
 			return nil, false
 		}
@@ -274,6 +279,23 @@ func (p *Pattern) cutPlain(s []byte, at []int) ([]int, bool) {
 		return nil, false
 	}
 	return append(at, i, end), true
+}
+
+// indexByteShort is bytes.IndexByte, without its call for the first bytes:
+// the fields of a pattern are mostly short.
+func indexByteShort(s []byte, c byte) int {
+	for i := 0; i < len(s) && i < 16; i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	if len(s) <= 16 {
+		return -1
+	}
+	if j := bytes.IndexByte(s[16:], c); j >= 0 {
+		return 16 + j
+	}
+	return -1
 }
 
 // Join writes the fields' values (in order) into the pattern.
@@ -348,6 +370,9 @@ type patternConv struct {
 	defaults    map[string]string
 	quotedNames [][]byte
 	dflt        [][]byte // each field's default, nil for none
+	// pieces are what the fast split writes around the fields' values:
+	// `{"name0":"`, then `","name1":"` and so on, then `"}`.
+	pieces [][]byte
 	// fast is set when the pattern's fields take any text and its
 	// literals, names and defaults are written as they are.
 	fast bool
@@ -366,6 +391,14 @@ func newPatternConv(p *Pattern, defaults map[string]string) *patternConv {
 	for _, l := range p.blits {
 		c.fast = c.fast && plainBytes(l)
 	}
+	for i, q := range c.quotedNames {
+		sep := `",`
+		if i == 0 {
+			sep = `{`
+		}
+		c.pieces = append(c.pieces, fmt.Appendf(nil, "%s%s:\"", sep, q))
+	}
+	c.pieces = append(c.pieces, []byte(`"}`))
 	for _, name := range p.fields {
 		var b []byte
 		if d, ok := defaults[name]; ok {
@@ -394,17 +427,11 @@ func (c *patternConv) split(dst []byte, n node) ([]byte, bool, error) {
 		if s := n.raw[1 : len(n.raw)-1]; plainBytes(s) {
 			var buf [2 * maxFastFields]int
 			if at, ok := c.p.cutPlain(s, buf[:0]); ok {
-				dst = append(dst, '{')
-				for i, q := range c.quotedNames {
-					if i > 0 {
-						dst = append(dst, ',')
-					}
-					dst = append(dst, q...)
-					dst = append(dst, ':', '"')
+				for i, p := range c.pieces[:len(c.pieces)-1] {
+					dst = append(dst, p...)
 					dst = append(dst, s[at[2*i]:at[2*i+1]]...)
-					dst = append(dst, '"')
 				}
-				return append(dst, '}'), true, nil
+				return append(dst, c.pieces[len(c.pieces)-1]...), true, nil
 			}
 		}
 	}
