@@ -114,13 +114,16 @@ func decodeKey(rawKey []byte) string {
 
 // find returns the index of the live member with key k, or -1.
 func (o *objNode) find(k string) int {
-	for i := range o.members {
-		m := &o.members[i]
+	ms := o.members // a local: its length is read once
+	for i := range ms {
+		m := &ms[i]
 		if m.deleted {
 			continue
 		}
 		if m.plain {
-			if string(m.rawKey[1:len(m.rawKey)-1]) == k {
+			// The length first: most keys differ in it, and the slice of
+			// the quoted key is then not made.
+			if len(m.rawKey) == len(k)+2 && string(m.rawKey[1:len(k)+1]) == k {
 				return i
 			}
 		} else if keyIs(m.rawKey, k) {
