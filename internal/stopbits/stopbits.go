@@ -8,6 +8,10 @@
 // of testing its bytes one by one. On amd64 CPUs with AVX2 the marks are
 // computed 64 bytes at a time; elsewhere eight bytes at a time in plain Go.
 // Both give the same bits, which a fuzz test holds them to.
+//
+// QuotesBackslashes tells a block's quotes and backslashes apart, for a
+// scanner that meets a run of escapes (JSON inside a string) and reads the
+// rest of the block at once.
 package stopbits
 
 import (
