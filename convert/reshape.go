@@ -373,6 +373,13 @@ type patternConv struct {
 	// pieces are what the fast split writes around the fields' values:
 	// `{"name0":"`, then `","name1":"` and so on, then `"}`.
 	pieces [][]byte
+	// byLen[n] names the field whose quoted name is n bytes long: its
+	// index plus one, 0 for none, -1 for several (fast join's look-up).
+	byLen [32]int8
+	// byteSeps is set when every literal between two fields is one byte:
+	// a joined string then splits back into its fields exactly when no
+	// field holds the byte that follows it.
+	byteSeps bool
 	// fast is set when the pattern's fields take any text and its
 	// literals, names and defaults are written as they are.
 	fast bool
@@ -399,6 +406,19 @@ func newPatternConv(p *Pattern, defaults map[string]string) *patternConv {
 		c.pieces = append(c.pieces, fmt.Appendf(nil, "%s%s:\"", sep, q))
 	}
 	c.pieces = append(c.pieces, []byte(`"}`))
+	for j, q := range c.quotedNames {
+		if n := len(q); n < len(c.byLen) {
+			if c.byLen[n] == 0 {
+				c.byLen[n] = int8(j + 1)
+			} else {
+				c.byLen[n] = -1
+			}
+		}
+	}
+	c.byteSeps = true
+	for _, l := range p.blits[1:len(p.fields)] {
+		c.byteSeps = c.byteSeps && len(l) == 1
+	}
 	for _, name := range p.fields {
 		var b []byte
 		if d, ok := defaults[name]; ok {
@@ -481,13 +501,7 @@ func (c *patternConv) joinFast(dst []byte, o *objNode) ([]byte, bool, bool) {
 		if m.deleted {
 			continue
 		}
-		i := -1
-		for j, q := range c.quotedNames {
-			if string(m.rawKey) == string(q) {
-				i = j
-				break
-			}
-		}
+		i := c.field(m.rawKey)
 		if i < 0 || set[i] || m.val.kind() != '"' {
 			return nil, false, false
 		}
@@ -516,6 +530,14 @@ func (c *patternConv) joinFast(dst []byte, o *objNode) ([]byte, bool, bool) {
 	dst = append(dst, c.p.blits[len(c.p.fields)]...)
 	dst = append(dst, '"')
 	// It splits back into the same fields.
+	if c.byteSeps {
+		for i := range len(c.p.fields) - 1 {
+			if indexByteShort(vals[i], c.p.blits[i+1][0]) >= 0 {
+				return nil, false, false
+			}
+		}
+		return dst, exact, true
+	}
 	s := dst[start+1 : len(dst)-1]
 	var buf [2 * maxFastFields]int
 	at, ok := c.p.cutPlain(s, buf[:0])
@@ -528,6 +550,22 @@ func (c *patternConv) joinFast(dst []byte, o *objNode) ([]byte, bool, bool) {
 		}
 	}
 	return dst, exact, true
+}
+
+// field returns the index of the field whose quoted name is key, or -1.
+func (c *patternConv) field(key []byte) int {
+	if n := len(key); n < len(c.byLen) && c.byLen[n] >= 0 {
+		if j := int(c.byLen[n]) - 1; j >= 0 && string(key) == string(c.quotedNames[j]) {
+			return j
+		}
+		return -1
+	}
+	for j, q := range c.quotedNames {
+		if string(key) == string(q) {
+			return j
+		}
+	}
+	return -1
 }
 
 func (c *patternConv) joinSlow(dst []byte, n node) ([]byte, bool, error) {
