@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -342,12 +343,12 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 			if err := dec.Decode(&raw); err == io.EOF {
 				break
 			} else if err != nil {
-				return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err)
+				return nil, fmt.Errorf("%s: JSON value %d: %w", jsonPosition(name, data, err), i, err)
 			}
 			if len(raw) > 0 && raw[0] == '[' {
 				var items []json.RawMessage
 				if err := json.Unmarshal(raw, &items); err != nil {
-					return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err)
+					return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err) // not reached: raw is valid JSON
 				}
 				for j, it := range items {
 					docs = append(docs, document{source: fmt.Sprintf("%s: value %d[%d]", name, i, j), json: it})
@@ -364,6 +365,12 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 		}
 		j, err := yamljson.ToJSON(chunk.data)
 		if err != nil {
+			if l := yamljson.Locate(chunk.data, err); l.Line > 0 {
+				// The position in the file, not in the document; the
+				// reader's line is left out, which would be the
+				// document's, and not the offending token's.
+				return nil, fmt.Errorf("%s:%d:%d: document %d: not valid YAML: %s (%s)", name, chunk.line+l.Line-1, l.Column, i+1, l.Message, l.ReaderMessage)
+			}
 			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i+1, chunk.line, err)
 		}
 		if string(j) == "null" {
@@ -372,6 +379,22 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 		docs = append(docs, document{source: fmt.Sprintf("%s: document %d (line %d)", name, i+1, chunk.line), json: j})
 	}
 	return docs, nil
+}
+
+// jsonPosition names the file and the line and column where decoding data
+// failed with err, as name:line:col; name alone when err has no offset.
+func jsonPosition(name string, data []byte, err error) string {
+	off := len(data) // unexpected end: the end of the data
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = int(se.Offset) - 1 // the offset is just past the offending byte
+	} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+		return name
+	}
+	off = max(0, min(off, len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:off], '\n')+1:off])
+	return fmt.Sprintf("%s:%d:%d", name, line, col)
 }
 
 type yamlChunk struct {

@@ -1,6 +1,8 @@
 package yamljson
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -99,4 +101,51 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("FromJSON(%s) = %q, kubectl reads %s, want %s", got, y, c, b)
 		}
 	})
+}
+
+// TestLocate holds Locate to the line and column of the offending token,
+// where kubectl's reader (sigs.k8s.io/yaml) names another line.
+func TestLocate(t *testing.T) {
+	tests := []struct {
+		name, doc             string
+		line, col, readerLine int
+		msg                   string // in goccy's message
+	}{
+		{
+			name: "flow sequence left open",
+			doc:  "a: 1\nb:\n  c: [1, 2,\n    3,\n    4\n  d: 4\n",
+			line: 6, col: 3, readerLine: 5, msg: "',' or ']' must be specified",
+		},
+		{
+			name: "flow mapping left open",
+			doc:  "a: 1\nb: {c: 1,\n  d: 2\ne: 3\n",
+			line: 4, col: 1, readerLine: 3, msg: "',' or '}' must be specified",
+		},
+		{
+			name: "bad indent",
+			doc:  "metadata:\n  name: a\n   bad: indent\nspec: {}\n",
+			line: 2, col: 9, readerLine: 3, msg: "mapping value is not allowed",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ToJSON([]byte(tc.doc))
+			if err == nil {
+				t.Fatal("ToJSON accepted the document")
+			}
+			l := Locate([]byte(tc.doc), err)
+			if l.Line != tc.line || l.Column != tc.col || l.ReaderLine != tc.readerLine || !strings.Contains(l.Message, tc.msg) {
+				t.Errorf("Locate = %+v, want %d:%d, reader's line %d, and %q (reader: %v)", l, tc.line, tc.col, tc.readerLine, tc.msg, err)
+			}
+			if strings.Contains(l.ReaderMessage, "line ") || strings.Contains(l.ReaderMessage, "yaml: ") {
+				t.Errorf("reader's message %q keeps its prefixes", l.ReaderMessage)
+			}
+		})
+	}
+	// A document only the reader refuses (goccy's parser takes it) has no
+	// position, and the reader's message.
+	err := errors.New("error converting YAML to JSON: yaml: line 2: something only this reader minds")
+	if l := Locate([]byte("a: 1\nb: 2\n"), err); l.Line != 0 || l.ReaderLine != 2 || l.ReaderMessage != "something only this reader minds" {
+		t.Errorf("Locate of a document the parser takes = %+v", l)
+	}
 }
