@@ -54,7 +54,7 @@ reported with its document, object and JSON pointer.`,
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	cmd.Flags().StringVar(&o.to, "to", "", "target GROUP/VERSION (or VERSION when the rule files share one group)")
 	cmd.Flags().StringArrayVar(&o.rules, "rules", nil, "rule file (repeatable, one per kind)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml, json or name")
 	return cmd
 }
 
@@ -74,8 +74,8 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	if o.to == "" {
 		return usagef("no target version: give --to GROUP/VERSION")
 	}
-	if o.output != "yaml" && o.output != "json" {
-		return usagef("unknown output format %q (want yaml or json)", o.output)
+	if o.output != "yaml" && o.output != "json" && o.output != "name" {
+		return usagef("unknown output format %q (want yaml, json or name)", o.output)
 	}
 	convs := map[string]*convert.Converter{} // by group/kind
 	from := map[string]string{}              // group/kind -> rule file
@@ -153,6 +153,9 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		result = list
 	}
 	w := cmd.OutOrStdout()
+	if o.output == "name" {
+		return writeNames(w, out)
+	}
 	if o.output == "json" {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, result, "", "    "); err != nil {
@@ -167,6 +170,31 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("write yaml: %w", err)
 	}
 	_, err = w.Write(y)
+	return err
+}
+
+// writeNames writes each object as kind.group/name, one a line, as
+// kubectl's name printer (-o name) does.
+func writeNames(w io.Writer, objs []json.RawMessage) error {
+	var b bytes.Buffer
+	for _, obj := range objs {
+		var o struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(obj, &o); err != nil {
+			return err
+		}
+		resource := strings.ToLower(o.Kind)
+		if group, _, ok := strings.Cut(o.APIVersion, "/"); ok {
+			resource += "." + group
+		}
+		fmt.Fprintf(&b, "%s/%s\n", resource, o.Metadata.Name)
+	}
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
