@@ -35,6 +35,9 @@ type Converter struct {
 	apiVersions [][]byte
 	spokes      map[string][]Rule
 	trie        *trie
+	// plans holds the renames the scan may do, for each route (see
+	// fusedPlans); nil when no route has any.
+	plans [][]fusedRename
 }
 
 // New checks def and returns its Converter.
@@ -69,6 +72,13 @@ func New(def Definition) (*Converter, error) {
 	}
 	for _, v := range c.versions {
 		c.apiVersions = append(c.apiVersions, quoteKey(c.group+"/"+v))
+	}
+	plans := c.fusedPlans()
+	for _, plan := range plans {
+		if plan != nil {
+			c.plans = plans
+			break
+		}
 	}
 	return c, nil
 }
@@ -128,6 +138,7 @@ func (c *Converter) Convert(dst, obj []byte, toAPIVersion string) ([]byte, error
 
 func (c *Converter) convert(st *state, dst, obj []byte, to string) ([]byte, error) {
 	st.p.reset(obj)
+	st.p.fused = c.planFor(obj, to)
 	root, err := st.p.parseDocument(c.trie)
 	if err != nil {
 		return nil, &Error{Index: -1, To: to, Err: err}
@@ -178,6 +189,14 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 	}
 	if fromVersion == toVersion {
 		return append(dst, obj...), nil
+	}
+	// The lists the scan renamed keys in: their objects are changed.
+	for k := range st.p.fused {
+		if st.p.fusedChanged&(1<<k) != 0 {
+			if err := o.markPath(st.p.fused[k].at); err != nil {
+				return nil, fail(err)
+			}
+		}
 	}
 	if fromVersion != c.hub {
 		o.from, o.to = fromVersion, c.hub

@@ -58,6 +58,7 @@ func (c *Converter) ConvertAt(dst []byte, s *jsonscan.Scanner, i int, to string,
 	}()
 	p := &st.p
 	p.data, p.pos, p.depth, p.marks = s.Data, i, baseDepth, s.Marks
+	p.fused, p.fusedDone, p.fusedChanged = nil, 0, 0 // no renames in the scan (see fusedList)
 	*in = apirules.Head{}
 	p.head, p.meta = in, nil
 	root, err := p.value(c.trie)

@@ -34,6 +34,11 @@ type parser struct {
 	kinds []byte   // open containers of jsonscan's Value
 	marks []uint64 // stop bits of data (internal/stopbits)
 	st    *state
+	// fused holds the renames this scan may do on lists (see fusedList);
+	// fusedDone has bit k set when it did fused[k], fusedChanged when
+	// that renamed a key.
+	fused                   []fusedRename
+	fusedDone, fusedChanged uint64
 	// head, when set, receives the metadata head of the top-level object
 	// (apirules.ScanMetadata), read while metadata is validated; meta is
 	// the span of the metadata member it was read from (see ConvertAt).
@@ -55,6 +60,7 @@ func (p *parser) skipSpace() { p.pos = jsonscan.SkipSpace(p.data, p.pos) }
 // nest inside a ConversionReview's envelope (baseDepth).
 func (p *parser) reset(data []byte) {
 	p.data, p.pos, p.depth = data, 0, baseDepth
+	p.fused, p.fusedDone, p.fusedChanged = nil, 0, 0
 	p.marks = stopbits.Append(p.marks[:0], data)
 }
 
@@ -97,6 +103,17 @@ func (p *parser) value(t *trie) (node, error) {
 			}
 			return node{raw: d[start:p.pos], obj: o}, nil
 		case d[p.pos] == '[' && t.items != nil:
+			if p.fused != nil {
+				if k := p.fusedFor(t); k >= 0 {
+					if raw, changed, ok := p.fusedList(&p.fused[k]); ok {
+						p.fusedDone |= 1 << k
+						if changed {
+							p.fusedChanged |= 1 << k
+						}
+						return node{raw: raw}, nil
+					}
+				}
+			}
 			l, err := p.array(t.items)
 			if err != nil {
 				return node{}, err

@@ -69,8 +69,19 @@ func (r *scopedRule) paths() []Path {
 	return out
 }
 
-func (r *scopedRule) ToHub(o *Object) error   { return r.each(o, 0, r.toHub, 0) }
-func (r *scopedRule) FromHub(o *Object) error { return r.each(o, 0, r.fromHub, 1) }
+func (r *scopedRule) ToHub(o *Object) error {
+	if o.st.p.fusedRan(r, 0) {
+		return nil // the scan did it (see fusedList)
+	}
+	return r.each(o, 0, r.toHub, 0)
+}
+
+func (r *scopedRule) FromHub(o *Object) error {
+	if o.st.p.fusedRan(r, 1) {
+		return nil
+	}
+	return r.each(o, 0, r.fromHub, 1)
+}
 
 // renameItem renames key r.rename[from] of an item to r.rename[to], as the
 // rename rule would, in place: it marks the item object modified, which is
