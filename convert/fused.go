@@ -18,8 +18,9 @@ import "github.com/hubspoke/hubspoke/internal/jsonscan"
 // from the object's apiVersion when it is the object's first member, as
 // the API server writes it; otherwise no rename is fused.
 //
-// Anything off the compact path (space, an escaped key, an item that is
-// not an object, an item holding both keys, a duplicate key, an error)
+// Anything off the compact path (space, an escaped key or string value, a
+// non-ASCII string, an item that is not an object, an item holding both
+// keys or one twice, an error)
 // makes the scan read the list as it reads any other: the rule then runs
 // on the items as usual and says what is wrong.
 
