@@ -373,9 +373,6 @@ type patternConv struct {
 	// pieces are what the fast split writes around the fields' values:
 	// `{"name0":"`, then `","name1":"` and so on, then `"}`.
 	pieces [][]byte
-	// byLen[n] names the field whose quoted name is n bytes long: its
-	// index plus one, 0 for none, -1 for several (fast join's look-up).
-	byLen [32]int8
 	// byteSeps is set when every literal between two fields is one byte:
 	// a joined string then splits back into its fields exactly when no
 	// field holds the byte that follows it.
@@ -406,15 +403,6 @@ func newPatternConv(p *Pattern, defaults map[string]string) *patternConv {
 		c.pieces = append(c.pieces, fmt.Appendf(nil, "%s%s:\"", sep, q))
 	}
 	c.pieces = append(c.pieces, []byte(`"}`))
-	for j, q := range c.quotedNames {
-		if n := len(q); n < len(c.byLen) {
-			if c.byLen[n] == 0 {
-				c.byLen[n] = int8(j + 1)
-			} else {
-				c.byLen[n] = -1
-			}
-		}
-	}
 	c.byteSeps = true
 	for _, l := range p.blits[1:len(p.fields)] {
 		c.byteSeps = c.byteSeps && len(l) == 1
@@ -554,12 +542,6 @@ func (c *patternConv) joinFast(dst []byte, o *objNode) ([]byte, bool, bool) {
 
 // field returns the index of the field whose quoted name is key, or -1.
 func (c *patternConv) field(key []byte) int {
-	if n := len(key); n < len(c.byLen) && c.byLen[n] >= 0 {
-		if j := int(c.byLen[n]) - 1; j >= 0 && string(key) == string(c.quotedNames[j]) {
-			return j
-		}
-		return -1
-	}
 	for j, q := range c.quotedNames {
 		if string(key) == string(q) {
 			return j
