@@ -233,11 +233,9 @@ var apiVersionPath = Path{segs: []string{"apiVersion"}}
 // checkAPIVersion found), as a JSON string: the one New made, not quoted
 // again for every object.
 func (c *Converter) quotedAPIVersion(v string) []byte {
-	for i, known := range c.versions {
-		if known == v {
-			q := c.apiVersions[i]
-			return q[:len(q):len(q)]
-		}
+	if i := c.versionIndex(v); i >= 0 {
+		q := c.apiVersions[i]
+		return q[:len(q):len(q)]
 	}
 	return quoteKey(c.group + "/" + v) // not reached: v is one of c's
 }

@@ -1,6 +1,10 @@
 package convert
 
-import "github.com/hubspoke/hubspoke/internal/jsonscan"
+import (
+	"strings"
+
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
+)
 
 // A rename between two keys of every item of a list ([*]) is the commonest
 // rule on list items, and often the only rule on its list. Then the scan
@@ -141,7 +145,7 @@ func (c *Converter) planFor(obj []byte, to string) []fusedRename {
 	if !ok {
 		return nil
 	}
-	group, version, ok := cutString(to, '/')
+	group, version, ok := strings.Cut(to, "/")
 	if !ok || group != c.group {
 		return nil
 	}
@@ -152,6 +156,7 @@ func (c *Converter) planFor(obj []byte, to string) []fusedRename {
 	return c.plans[fi*len(c.versions)+ti]
 }
 
+// versionIndex returns the index of version v in c.versions, or -1.
 func (c *Converter) versionIndex(v string) int {
 	for i, known := range c.versions {
 		if known == v {
@@ -159,16 +164,6 @@ func (c *Converter) versionIndex(v string) int {
 		}
 	}
 	return -1
-}
-
-// cutString is strings.Cut for one byte.
-func cutString(s string, sep byte) (before, after string, found bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // fusedRan reports whether the scan did r's rename in direction dir.

@@ -366,7 +366,6 @@ func putState(s *state) {
 		clear(o.members[:cap(o.members)])
 	}
 	s.p.data = nil
-	s.p.fused, s.p.fusedDone, s.p.fusedChanged = nil, 0, 0
 	s.obj = Object{}
 	if cap(s.scratch) > 1<<20 {
 		s.scratch = nil
