@@ -94,10 +94,7 @@ func genericWords(out []uint64, d []byte) {
 // is '\\'. A scanner that meets escapes in a string reads them with these,
 // a word at a time, instead of looking at each marked byte.
 func QuotesBackslashes(block *[64]byte) (quotes, backslashes uint64) {
-	if useAVX2 {
-		return quotesBackslashesAVX2(block)
-	}
-	return genericQuotesBackslashes(block)
+	return quotesBackslashes(block)
 }
 
 // genericQuotesBackslashes is QuotesBackslashes in plain Go.
@@ -113,20 +110,24 @@ func genericQuotesBackslashes(block *[64]byte) (quotes, backslashes uint64) {
 // equalBytes returns one bit per byte of x (lowest byte first) for bytes
 // equal to c, each exact, as byteMarks's.
 func equalBytes(x uint64, c byte) uint8 {
-	y := x ^ (lsb * uint64(c))
-	z := ^(((y & low7) + low7) | y) & msb
-	return uint8(((z >> 7) * 0x0102040810204080) >> 56)
+	return gatherHigh(zeroBytes(x^(lsb*uint64(c))) & msb)
 }
 
+// zeroBytes returns x with the high bit of each byte set exactly when that
+// byte is 0 (the low bits are noise). Unlike the usual has-zero-byte trick,
+// no borrow crosses from one byte into the next.
+func zeroBytes(x uint64) uint64 { return ^(((x & low7) + low7) | x) }
+
+// gatherHigh returns the high bits of the bytes of m, which has no other
+// bit set, as one bit per byte (lowest byte first).
+func gatherHigh(m uint64) uint8 { return uint8(((m >> 7) * 0x0102040810204080) >> 56) }
+
 // byteMarks returns one bit per byte of x (lowest byte first) for bytes that
-// are '"', '\\', below 0x20 or at least 0x80. Unlike the usual has-zero-byte trick, every
-// flag is exact: no borrow crosses from one byte into the next.
+// are '"', '\\', below 0x20 or at least 0x80, each flag exact (see
+// zeroBytes).
 func byteMarks(x uint64) uint8 {
-	q := x ^ (lsb * '"')
-	b := x ^ (lsb * '\\')
-	zq := ^(((q & low7) + low7) | q)     // high bit set iff the byte of q is 0
-	zb := ^(((b & low7) + low7) | b)     // likewise for b
-	lt := ^(((x & low7) + lsb*0x60) | x) // high bit set iff the byte is < 0x20
-	m := (zq | zb | lt | x) & msb        // x: bytes with the high bit set
-	return uint8(((m >> 7) * 0x0102040810204080) >> 56)
+	zq := zeroBytes(x ^ (lsb * '"'))            // high bit set iff the byte is '"'
+	zb := zeroBytes(x ^ (lsb * '\\'))           // likewise for '\\'
+	lt := ^(((x & low7) + lsb*0x60) | x)        // high bit set iff the byte is < 0x20
+	return gatherHigh((zq | zb | lt | x) & msb) // x: bytes with the high bit set
 }

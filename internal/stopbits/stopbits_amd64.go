@@ -18,5 +18,12 @@ func blockWords(out []uint64, d []byte) {
 //go:noescape
 func marksAVX2(d *byte, blocks int, out *uint64)
 
+func quotesBackslashes(block *[64]byte) (quotes, backslashes uint64) {
+	if useAVX2 {
+		return quotesBackslashesAVX2(block)
+	}
+	return genericQuotesBackslashes(block)
+}
+
 //go:noescape
 func quotesBackslashesAVX2(block *[64]byte) (quotes, backslashes uint64)

@@ -6,6 +6,6 @@ const useAVX2 = false
 
 func blockWords(out []uint64, d []byte) { genericWords(out, d) }
 
-func quotesBackslashesAVX2(block *[64]byte) (quotes, backslashes uint64) {
+func quotesBackslashes(block *[64]byte) (quotes, backslashes uint64) {
 	return genericQuotesBackslashes(block)
 }
