@@ -178,21 +178,15 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 func writeNames(w io.Writer, objs []json.RawMessage) error {
 	var b bytes.Buffer
 	for _, obj := range objs {
-		var o struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(obj, &o); err != nil {
+		h, err := decodeHead(obj)
+		if err != nil {
 			return err
 		}
-		resource := strings.ToLower(o.Kind)
-		if group, _, ok := strings.Cut(o.APIVersion, "/"); ok {
+		resource := strings.ToLower(h.Kind)
+		if group, _, ok := strings.Cut(h.APIVersion, "/"); ok {
 			resource += "." + group
 		}
-		fmt.Fprintf(&b, "%s/%s\n", resource, o.Metadata.Name)
+		fmt.Fprintf(&b, "%s/%s\n", resource, h.Metadata.Name)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -278,9 +272,12 @@ func expandFiles(names []string, recursive bool) ([]string, error) {
 
 // objectHead is what convert reads of a document before converting it.
 type objectHead struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Items      []json.RawMessage `json:"items"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
 }
 
 func decodeHead(obj []byte) (objectHead, error) {
