@@ -35,6 +35,10 @@ type Converter struct {
 	apiVersions [][]byte
 	spokes      map[string][]Rule
 	trie        *trie
+	// routes holds, for each pair of versions, the rules a conversion
+	// from one to the other runs, in order: routes[from*n+to], from and
+	// to indexes of versions (see route).
+	routes [][]routeStep
 	// plans holds the renames the scan may do, for each route (see
 	// fusedPlans); nil when no route has any.
 	plans [][]fusedRename
@@ -72,6 +76,11 @@ func New(def Definition) (*Converter, error) {
 	}
 	for _, v := range c.versions {
 		c.apiVersions = append(c.apiVersions, quoteKey(c.group+"/"+v))
+	}
+	for _, from := range c.versions {
+		for _, to := range c.versions {
+			c.routes = append(c.routes, c.route(from, to))
+		}
 	}
 	plans := c.fusedPlans()
 	for _, plan := range plans {
@@ -198,21 +207,16 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 			}
 		}
 	}
-	if fromVersion != c.hub {
-		o.from, o.to = fromVersion, c.hub
-		for _, r := range c.spokes[fromVersion] {
-			if err := r.ToHub(o); err != nil {
-				return nil, fail(err)
-			}
+	for _, s := range c.routes[c.versionIndex(fromVersion)*len(c.versions)+c.versionIndex(toVersion)] {
+		if s.dir == 0 {
+			o.from, o.to = fromVersion, c.hub
+			err = s.r.ToHub(o)
+		} else {
+			o.from, o.to = c.hub, toVersion
+			err = s.r.FromHub(o)
 		}
-	}
-	if toVersion != c.hub {
-		o.from, o.to = c.hub, toVersion
-		rules := c.spokes[toVersion]
-		for i := len(rules) - 1; i >= 0; i-- {
-			if err := rules[i].FromHub(o); err != nil {
-				return nil, fail(err)
-			}
+		if err != nil {
+			return nil, fail(err)
 		}
 	}
 	o.from, o.to = fromVersion, toVersion
@@ -228,6 +232,34 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 }
 
 var apiVersionPath = Path{segs: []string{"apiVersion"}}
+
+// routeStep is a rule and the direction a route runs it in.
+type routeStep struct {
+	r   Rule
+	dir int // 0: ToHub, 1: FromHub
+}
+
+// route returns the rules a conversion from version from to version to
+// runs, in order: the spoke's rules to the hub, then the target spoke's
+// rules back from the hub, last first. None from a version to itself.
+func (c *Converter) route(from, to string) []routeStep {
+	var steps []routeStep
+	if from == to {
+		return nil
+	}
+	if from != c.hub {
+		for _, r := range c.spokes[from] {
+			steps = append(steps, routeStep{r, 0})
+		}
+	}
+	if to != c.hub {
+		rules := c.spokes[to]
+		for i := len(rules) - 1; i >= 0; i-- {
+			steps = append(steps, routeStep{rules[i], 1})
+		}
+	}
+	return steps
+}
 
 // quotedAPIVersion returns the apiVersion of version v, one of c's (as
 // checkAPIVersion found), as a JSON string: the one New made, not quoted

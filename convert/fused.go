@@ -46,41 +46,11 @@ type fusedRename struct {
 // the renames its scan may do: plans[from*len(c.versions)+to], nil when
 // none.
 func (c *Converter) fusedPlans() [][]fusedRename {
-	n := len(c.versions)
-	plans := make([][]fusedRename, n*n)
-	for fi, from := range c.versions {
-		for ti, to := range c.versions {
-			if from == to {
-				continue
-			}
-			plans[fi*n+ti] = c.fusedRoute(c.route(from, to))
-		}
+	plans := make([][]fusedRename, len(c.routes))
+	for i, steps := range c.routes {
+		plans[i] = c.fusedRoute(steps)
 	}
 	return plans
-}
-
-// routeStep is a rule and the direction a route runs it in.
-type routeStep struct {
-	r   Rule
-	dir int // 0: ToHub, 1: FromHub
-}
-
-// route returns the rules a conversion from version from to version to
-// runs, in order, as convertTree runs them.
-func (c *Converter) route(from, to string) []routeStep {
-	var steps []routeStep
-	if from != c.hub {
-		for _, r := range c.spokes[from] {
-			steps = append(steps, routeStep{r, 0})
-		}
-	}
-	if to != c.hub {
-		rules := c.spokes[to]
-		for i := len(rules) - 1; i >= 0; i-- {
-			steps = append(steps, routeStep{rules[i], 1})
-		}
-	}
-	return steps
 }
 
 // fusedRoute returns the renames of steps that the scan may do.
