@@ -222,11 +222,8 @@ func (p *parser) fusedList(f *fusedRename) (raw []byte, changed, ok bool) {
 				}
 				fallthrough
 			default:
-				s := p.scanner()
 				var err error
-				i, err = s.Value(i, p.depth+2)
-				p.done(&s)
-				if err != nil {
+				if i, err = p.valueEnd(i, p.depth+2); err != nil {
 					return fail()
 				}
 			}

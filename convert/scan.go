@@ -72,6 +72,16 @@ func (p *parser) scanner() jsonscan.Scanner {
 
 func (p *parser) done(s *jsonscan.Scanner) { p.kinds = s.Stack }
 
+// valueEnd validates the value at p.data[i], in a container at depth
+// (jsonscan's Value, with the parser's scratch), and returns the offset
+// after it.
+func (p *parser) valueEnd(i, depth int) (int, error) {
+	s := p.scanner()
+	end, err := s.Value(i, depth)
+	p.done(&s)
+	return end, err
+}
+
 // parseDocument validates the data the parser was reset to as one JSON
 // value surrounded by optional whitespace and returns its node, with objects
 // on the trie expanded.
@@ -121,9 +131,7 @@ func (p *parser) value(t *trie) (node, error) {
 			return node{raw: d[start:p.pos], list: l}, nil
 		}
 	}
-	s := p.scanner()
-	end, err := s.Value(p.pos, p.depth)
-	p.done(&s)
+	end, err := p.valueEnd(p.pos, p.depth)
 	p.pos = end
 	if err != nil {
 		return node{}, err

@@ -147,13 +147,10 @@ func (p *parser) partialMembers(t *trie) (end, others int, ok bool) {
 		case c == '{' && ct != nil:
 			return 0, 0, false // a held object is expanded: objectBody
 		default:
-			// Made here, not for every item: a value other than a string
+			// Read here, not for every item: a value other than a string
 			// or an integer is rare in the items rules read.
-			s := p.scanner()
 			var err error
-			i, err = s.Value(i, p.depth+1)
-			p.done(&s)
-			if err != nil {
+			if i, err = p.valueEnd(i, p.depth+1); err != nil {
 				return 0, 0, false
 			}
 		}
