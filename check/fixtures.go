@@ -272,7 +272,7 @@ func RunFixtures(ctx context.Context, fixtures []Fixture, conv Converter, crd *s
 						msgs[i] = p.String()
 					}
 					fail(fmt.Sprintf("output does not validate against the %s schema: %s", version, strings.Join(msgs, "; ")), func(x *Finding) {
-						x.Path = fieldToPointer(probs[0].Path)
+						x.Path = schema.FieldPointer(probs[0].Path)
 					})
 				}
 			}

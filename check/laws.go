@@ -457,7 +457,7 @@ func (e *lawEnv) convertStep(in *sample, from, to string) (out *sample, notes []
 				Message: fmt.Sprintf("the API server changes the converted object here (%s): it prunes unknown fields, drops nulls of non-nullable fields and applies defaults after every conversion", coercedWhat(got, obj, p)), Output: got})
 		}
 		for _, p := range e.vals.validate(ver, obj) {
-			notes = append(notes, &Finding{Check: LawValidOutput, From: from, To: to, Path: fieldToPointer(p.Path),
+			notes = append(notes, &Finding{Check: LawValidOutput, From: from, To: to, Path: schema.FieldPointer(p.Path),
 				Message: fmt.Sprintf("the converted object does not validate against the %s schema: %s; a client that reads it through %s cannot write it back", to, p.String(), to), Output: obj})
 		}
 	}
@@ -528,37 +528,6 @@ func refusal(err error, from, to string) *Finding {
 type Refusal interface {
 	error
 	Refused() bool
-}
-
-// fieldToPointer turns an API server field path (spec.a[0].b, or
-// metadata.labels[x/y]) into a JSON pointer.
-func fieldToPointer(p string) string {
-	if p == "" || p == "<nil>" {
-		return ""
-	}
-	var segs []string
-	i := 0
-	for i < len(p) {
-		switch p[i] {
-		case '.':
-			i++
-		case '[':
-			j := strings.IndexByte(p[i:], ']')
-			if j < 0 {
-				j = len(p) - i
-			}
-			segs = append(segs, strings.Trim(p[i+1:i+j], `"`))
-			i += j + 1
-		default:
-			j := strings.IndexAny(p[i:], ".[")
-			if j < 0 {
-				j = len(p) - i
-			}
-			segs = append(segs, p[i:i+j])
-			i += j
-		}
-	}
-	return pointerOf(segs)
 }
 
 func (e *lawEnv) node(v string) *schema.Node {
