@@ -57,6 +57,7 @@ const (
 
 // Check names, the Check field of a Finding.
 const (
+	CheckCRDValidation = "crd-validation"
 	CheckStorage       = "storage-version"
 	CheckStructural    = "structural-schema"
 	CheckVersions      = "rule-versions"

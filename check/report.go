@@ -134,7 +134,7 @@ func (r *Report) Summary() string {
 }
 
 // WriteText writes the report for people: findings grouped by version pair,
-// one line each, counterexamples indented under law findings, then the
+// one line each (a message's further lines indented under it), counterexamples indented under law findings, then the
 // summary line.
 func (r *Report) WriteText(w io.Writer) error {
 	groups := map[string][]Finding{}
@@ -169,7 +169,9 @@ func (r *Report) WriteText(w io.Writer) error {
 				continue
 			}
 			shown[f.Check]++
-			fmt.Fprintf(&b, "  %s\n", f.Line())
+			// A message of several lines (a CEL compiler's caret
+			// diagram) keeps them under the finding.
+			fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(f.Line(), "\n", "\n      "))
 			for _, x := range []struct {
 				name string
 				v    any

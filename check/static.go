@@ -63,17 +63,18 @@ func (s *static) crdChecks() {
 	}
 	s.r.Checks++
 	if len(storage) != 1 {
-		s.add(Finding{Check: CheckStorage, Message: fmt.Sprintf("exactly one version must have storage: true, found %d %v", len(storage), storage), Pos: c.Pos("/spec/versions")})
+		s.add(Finding{Check: CheckStorage, Path: "/spec/versions", Message: fmt.Sprintf("exactly one version must have storage: true, found %d %v", len(storage), storage), Pos: c.Pos("/spec/versions")})
 	}
 	for _, v := range c.Versions() {
 		s.r.Checks++
 		if v.Served && v.Structural == nil {
-			s.add(Finding{Check: CheckStructural, From: v.Name, Message: fmt.Sprintf("served version has no structural schema: %v", v.StructuralErr), Pos: c.Pos(fmt.Sprintf("/spec/versions/%d/schema", v.Index))})
+			ptr := fmt.Sprintf("/spec/versions/%d/schema", v.Index)
+			s.add(Finding{Check: CheckStructural, From: v.Name, Path: ptr, Message: fmt.Sprintf("served version has no structural schema: %v", v.StructuralErr), Pos: c.Pos(ptr)})
 		}
 	}
 	s.r.Checks++
 	if c.Object.Spec.PreserveUnknownFields {
-		s.add(Finding{Check: CheckStrategy, Message: "spec.preserveUnknownFields must be false", Pos: c.Pos("/spec/preserveUnknownFields")})
+		s.add(Finding{Check: CheckStrategy, Path: "/spec/preserveUnknownFields", Message: "spec.preserveUnknownFields must be false", Pos: c.Pos("/spec/preserveUnknownFields")})
 	}
 	if len(c.Versions()) < 2 {
 		return

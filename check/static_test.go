@@ -142,7 +142,7 @@ func TestStatic(t *testing.T) {
 		{
 			name: "two storage versions",
 			crd:  []string{"  - name: v1beta1\n    served: true\n    storage: false", "  - name: v1beta1\n    served: true\n    storage: true"},
-			want: []key{{Check: CheckStorage, Severity: SeverityError}},
+			want: []key{{Check: CheckStorage, Severity: SeverityError, Path: "/spec/versions"}},
 		},
 		{
 			name: "no conversion webhook",
@@ -170,7 +170,7 @@ func TestStatic(t *testing.T) {
 		{
 			name: "schema not structural",
 			crd:  []string{"ready: {type: boolean}\n  - name: v1beta1", "ready: {}\n  - name: v1beta1"},
-			want: []key{{Check: CheckStructural, From: "v1", Severity: SeverityError}},
+			want: []key{{Check: CheckStructural, From: "v1", Severity: SeverityError, Path: "/spec/versions/1/schema"}},
 		},
 	}
 	for _, tt := range tests {
