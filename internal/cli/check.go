@@ -12,6 +12,7 @@ import (
 	"github.com/hubspoke/hubspoke/check/webhook"
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
+	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 type checkOptions struct {
@@ -161,7 +162,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		if crd, err = schema.LoadFile(o.crd); err != nil {
 			return usageError{fmt.Errorf("load crd: %w", err)}
 		}
-		report.Merge(check.Static(crd, rf))
+		report.Merge(staticChecks(crd, rf))
 		if err := o.evolution(report, crd, rf); err != nil {
 			return err
 		}
@@ -250,7 +251,7 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 			return usageError{fmt.Errorf("load previous rules: %w", err)}
 		}
 	}
-	report := check.Static(crd, rf)
+	report := staticChecks(crd, rf)
 	if err := o.evolution(report, crd, rf); err != nil {
 		return err
 	}
@@ -269,6 +270,18 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 		report.Merge(fr)
 	}
 	return o.finish(cmd, report)
+}
+
+// staticChecks runs check's static checks, and the API server's own
+// validation of the CRD (crd-validation: check itself does not link it).
+func staticChecks(crd *schema.CRD, rf *rules.File) *check.Report {
+	report := check.Static(crd, rf)
+	var refusals []check.CRDRefusal
+	for _, e := range crdvalidation.Validate(crd) {
+		refusals = append(refusals, check.CRDRefusal{Pointer: e.Pointer, Pos: e.Pos, Message: e.Message})
+	}
+	report.AddCRDRefusals(refusals)
+	return report
 }
 
 // evolution adds the breaking changes from --previous, when given.
