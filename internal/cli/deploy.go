@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +17,7 @@ import (
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
 	"github.com/hubspoke/hubspoke/rotate"
+	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 type deployOptions struct {
@@ -136,6 +138,9 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := refusedCRDs(in, objs); err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	if o.output == "json" {
 		items, err := deploy.Unstructured(objs)
@@ -153,6 +158,33 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	}
 	_, err = cmd.OutOrStdout().Write(b.Bytes())
 	return err
+}
+
+// refusedCRDs returns an error naming every reason the API server would
+// refuse a rendered CRD (the file's CRD with its conversion stanza), each
+// at its line of the CRD's file: printed, such manifests would be applied
+// all but the CRD, and kubectl would say so only after.
+func refusedCRDs(in []deploy.Input, objs []any) error {
+	var errs []error
+	for _, obj := range objs {
+		c, ok := obj.(*apiextv1.CustomResourceDefinition)
+		if !ok {
+			continue
+		}
+		for _, input := range in {
+			if input.CRD.Object.Name != c.Name {
+				continue
+			}
+			for _, e := range crdvalidation.Object(c) {
+				e.Pos = input.CRD.Pos(e.Pointer)
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("deploy: the API server would refuse the CRD, so nothing is printed:\n%w", errors.Join(errs...))
+	}
+	return nil
 }
 
 // checkRollout refuses a revision whose conversion answers differently
