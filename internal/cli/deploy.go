@@ -175,16 +175,24 @@ func refusedCRDs(in []deploy.Input, objs []any) error {
 			if input.CRD.Object.Name != c.Name {
 				continue
 			}
-			for _, e := range crdvalidation.Object(c) {
-				e.Pos = input.CRD.Pos(e.Pointer)
-				errs = append(errs, e)
-			}
+			errs = append(errs, refused(c, input.CRD.Pos)...)
 		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("deploy: the API server would refuse the CRD, so nothing is printed:\n%w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// refused returns every reason the API server would refuse to create c,
+// each at the "file:line" pos gives its JSON pointer.
+func refused(c *apiextv1.CustomResourceDefinition, pos func(ptr string) string) []error {
+	var errs []error
+	for _, e := range crdvalidation.Object(c) {
+		e.Pos = pos(e.Pointer)
+		errs = append(errs, e)
+	}
+	return errs
 }
 
 // checkRollout refuses a revision whose conversion answers differently

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/convert/rules"
@@ -162,9 +160,15 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 	}
 	var target *apiextensionsv1.CustomResourceDefinition
 	if o.crd != "" {
-		var err error
-		if target, err = readCRD(o.crd); err != nil {
+		crd, err := schema.LoadFile(o.crd)
+		if err != nil {
 			return usageError{err}
+		}
+		target = crd.Object
+		if kind == "upgrade" {
+			if errs := refused(target, crd.Pos); len(errs) > 0 {
+				return usageError{fmt.Errorf("plan upgrade: the API server would refuse the CRD of --crd, so nothing was done:\n%w", errors.Join(errs...))}
+			}
 		}
 	}
 	if o.rules != "" {
@@ -246,21 +250,6 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 	return nil
 }
 
-func readCRD(path string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if crd.Kind != "CustomResourceDefinition" || crd.Name == "" {
-		return nil, fmt.Errorf("%s: not a named CustomResourceDefinition", path)
-	}
-	return &crd, nil
-}
-
 // runCheck is hubspoke check --crd crdFile --rules rulesFile: static checks
 // and the round-trip laws; an error summarises the violations.
 func runCheck(ctx context.Context, crdFile, rulesFile string) error {
@@ -279,7 +268,7 @@ func runCheck(ctx context.Context, crdFile, rulesFile string) error {
 	if err != nil {
 		return err
 	}
-	report := check.Static(crd, rs)
+	report := staticChecks(crd, rs)
 	report.Merge(check.Laws(ctx, crd, conv, check.Options{Objects: 50}))
 	if report.Errors() > 0 {
 		return fmt.Errorf("hubspoke check --crd %s --rules %s: %s", crdFile, rulesFile, report.Summary())
