@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
@@ -54,7 +56,7 @@ reported with its document, object and JSON pointer.`,
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	cmd.Flags().StringVar(&o.to, "to", "", "target GROUP/VERSION (or VERSION when the rule files share one group)")
 	cmd.Flags().StringArrayVar(&o.rules, "rules", nil, "rule file (repeatable, one per kind)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml, json or name")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml, json, name, jsonpath=TEMPLATE or jsonpath-as-json=TEMPLATE")
 	return cmd
 }
 
@@ -74,8 +76,9 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	if o.to == "" {
 		return usagef("no target version: give --to GROUP/VERSION")
 	}
-	if o.output != "yaml" && o.output != "json" && o.output != "name" {
-		return usagef("unknown output format %q (want yaml, json or name)", o.output)
+	jp, err := o.jsonPath()
+	if err != nil {
+		return err
 	}
 	convs := map[string]*convert.Converter{} // by group/kind
 	from := map[string]string{}              // group/kind -> rule file
@@ -153,6 +156,9 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		result = list
 	}
 	w := cmd.OutOrStdout()
+	if jp != nil {
+		return writeJSONPath(w, jp, result)
+	}
 	if o.output == "name" {
 		return writeNames(w, out)
 	}
@@ -170,6 +176,45 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("write yaml: %w", err)
 	}
 	_, err = w.Write(y)
+	return err
+}
+
+// jsonPath checks -o and, for jsonpath=TEMPLATE or
+// jsonpath-as-json=TEMPLATE, parses the template as kubectl does (missing
+// keys print nothing, as with kubectl's default
+// --allow-missing-template-keys).
+func (o *convertOptions) jsonPath() (*jsonpath.JSONPath, error) {
+	switch o.output {
+	case "yaml", "json", "name":
+		return nil, nil
+	}
+	format, tmpl, ok := strings.Cut(o.output, "=")
+	if !ok || (format != "jsonpath" && format != "jsonpath-as-json") {
+		return nil, usagef("unknown output format %q (want yaml, json, name, jsonpath=TEMPLATE or jsonpath-as-json=TEMPLATE)", o.output)
+	}
+	if tmpl == "" {
+		return nil, usagef("-o %s: template format specified but no template given", format)
+	}
+	jp := jsonpath.New("output").AllowMissingKeys(true)
+	jp.EnableJSONOutput(format == "jsonpath-as-json")
+	if err := jp.Parse(tmpl); err != nil {
+		return nil, usagef("-o %s: error parsing jsonpath %s, %v", format, tmpl, err)
+	}
+	return jp, nil
+}
+
+// writeJSONPath runs the template on the output (the object, or the List
+// of several), decoded as kubectl decodes an object for its printers.
+func writeJSONPath(w io.Writer, jp *jsonpath.JSONPath, result []byte) error {
+	var obj any
+	if err := utiljson.Unmarshal(result, &obj); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := jp.Execute(&b, obj); err != nil {
+		return fmt.Errorf("error executing jsonpath: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
