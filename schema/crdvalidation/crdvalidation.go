@@ -100,7 +100,13 @@ func pointer(f string) string {
 			break
 		}
 	}
-	return schema.FieldPointer(f)
+	ptr := schema.FieldPointer(f)
+	// A printer column's path is named by its Go field (JSONPath), not
+	// its JSON key (jsonPath).
+	if rest, ok := strings.CutSuffix(ptr, "/JSONPath"); ok && strings.Contains(rest, "/additionalPrinterColumns/") {
+		ptr = rest + "/jsonPath"
+	}
+	return ptr
 }
 
 // longValue is the length beyond which a refused value is left out of the
