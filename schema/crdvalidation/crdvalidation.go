@@ -1,9 +1,12 @@
 // Package crdvalidation validates a CustomResourceDefinition with the API
-// server's own code, as kube-apiserver validates it on create: names,
-// scope, versions and their storage flag, schemas (structural, defaults,
-// CEL rules and their cost), subresources, printer columns, selectable
-// fields and the conversion stanza. A CRD it passes is one
-// `kubectl create -f` would not be refused for being invalid.
+// server's own code, as kube-apiserver validates it on create (Validate,
+// Object): names, scope, versions and their storage flag, schemas
+// (structural, defaults, CEL rules and their cost), subresources, printer
+// columns, selectable fields and the conversion stanza; and on update
+// (Update): the same, ratcheted against the CRD in the cluster, with what
+// may not change and the versions its status.storedVersions still needs.
+// A CRD Validate passes is one `kubectl create -f` would not refuse as
+// invalid.
 //
 // It links the API server's validation code and, through it, client-go;
 // the packages that must stay free of client-go (schema, check) leave
@@ -44,10 +47,14 @@ type Error struct {
 }
 
 func (e Error) Error() string {
-	if e.Pos == "" {
-		return fmt.Sprintf("%s: %s", e.Field, e.Message)
+	s := e.Message
+	if e.Field != "" {
+		s = e.Field + ": " + s
 	}
-	return fmt.Sprintf("%s: %s: %s", e.Pos, e.Field, e.Message)
+	if e.Pos != "" {
+		s = e.Pos + ": " + s
+	}
+	return s
 }
 
 // Validate returns every reason the API server would refuse to create the
@@ -67,15 +74,13 @@ func Validate(crd *schema.CRD) []Error {
 // (status cleared, storedVersions set to the storage version); obj is not
 // changed.
 func Object(obj *apiextv1.CustomResourceDefinition) []Error {
-	v1 := obj.DeepCopy()
-	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
-	var in apiextensions.CustomResourceDefinition
-	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &in, nil); err != nil {
-		return []Error{{Message: fmt.Sprintf("cannot convert to the API server's internal form: %v", err)}}
+	in, err := internal(obj)
+	if err != nil {
+		return []Error{{Message: err.Error()}}
 	}
-	prepareForCreate(&in)
+	prepareForCreate(in)
 	var out []Error
-	for _, e := range validation.ValidateCustomResourceDefinition(context.Background(), &in) {
+	for _, e := range validation.ValidateCustomResourceDefinition(context.Background(), in) {
 		if strings.HasPrefix(e.Field, "status.") {
 			continue // the status is the API server's own (prepareForCreate): its errors follow from spec's
 		}
@@ -123,6 +128,62 @@ func body(e *field.Error) string {
 		return s
 	}
 	return full
+}
+
+// Update returns every reason the API server would refuse to replace
+// live, the CRD in the cluster, with obj (kubectl apply or replace of a
+// changed file): the update validation, which ratchets what live already
+// had, refuses changes to what cannot change (scope, names once
+// established), and holds obj's versions against live's
+// status.storedVersions (errors at status.storedVersions). Pos is empty.
+// Neither CRD is changed.
+func Update(obj, live *apiextv1.CustomResourceDefinition) []Error {
+	next, err := internal(obj)
+	if err != nil {
+		return []Error{{Message: err.Error()}}
+	}
+	old, err := internal(live)
+	if err != nil {
+		return []Error{{Message: err.Error()}}
+	}
+	prepareForUpdate(next, old)
+	var out []Error
+	for _, e := range validation.ValidateCustomResourceDefinitionUpdate(context.Background(), next, old) {
+		out = append(out, Error{Field: e.Field, Pointer: pointer(e.Field), Message: body(e)})
+	}
+	return out
+}
+
+// internal defaults a copy of obj and converts it to the API server's
+// internal form, which its validation takes.
+func internal(obj *apiextv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	v1 := obj.DeepCopy()
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	var in apiextensions.CustomResourceDefinition
+	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &in, nil); err != nil {
+		return nil, fmt.Errorf("cannot convert %s to the API server's internal form: %w", obj.Name, err)
+	}
+	return &in, nil
+}
+
+// prepareForUpdate does what the API server does to a CRD replacing old
+// before validating it: the object's system metadata is old's (an apply
+// patches the live object; only labels and annotations come from the
+// file), the status is old's, and storedVersions gains the new storage
+// version (PrepareForUpdate of the CRD strategy).
+func prepareForUpdate(crd, old *apiextensions.CustomResourceDefinition) {
+	meta := *old.ObjectMeta.DeepCopy()
+	meta.Labels, meta.Annotations = crd.Labels, crd.Annotations
+	crd.ObjectMeta = meta
+	crd.Status = *old.Status.DeepCopy()
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			if !apiextensions.IsStoredVersion(crd, v.Name) {
+				crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+			}
+			break
+		}
+	}
 }
 
 // prepareForCreate does what the API server's CRD strategy does to a new

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/hubspoke/hubspoke/schema"
 	"github.com/hubspoke/hubspoke/schema/crdvalidation"
@@ -128,4 +129,45 @@ func Example() {
 	}
 	// Output:
 	// testdata/invalid/scope.yaml:14: spec.scope: Unsupported value: "Namespaced [": supported values: "Cluster", "Namespaced"
+}
+
+// TestUpdate: replacing a live CRD (storage moved to v1, established)
+// with a file's revision. Unchanged is accepted; a dropped stored version,
+// a new scope or kind are refused, each at its field. test/e2e holds the
+// same cases against kube-apiserver.
+func TestUpdate(t *testing.T) {
+	crd, err := schema.LoadFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := crd.Object.DeepCopy()
+	live.UID, live.ResourceVersion, live.Generation = "6d1f0f8e", "41", 2
+	live.Status.StoredVersions = []string{"v1alpha1", "v1"}
+	live.Status.Conditions = []apiextv1.CustomResourceDefinitionCondition{{Type: apiextv1.Established, Status: apiextv1.ConditionTrue}}
+	for _, c := range []struct {
+		name   string
+		change func(*apiextv1.CustomResourceDefinition)
+		want   []string
+	}{
+		{"unchanged", func(*apiextv1.CustomResourceDefinition) {}, nil},
+		{"stored version dropped", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Versions = c.Spec.Versions[1:] }, []string{"status.storedVersions[0]"}},
+		{"scope changed", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Scope = apiextv1.ClusterScoped }, []string{"spec.scope"}},
+		{"kind changed", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Names.Kind = "Gadget" }, []string{"spec.names.kind"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := crd.Object.DeepCopy() // as written: no status, no uid
+			c.change(file)
+			before := file.DeepCopy()
+			var got []string
+			for _, e := range crdvalidation.Update(file, live) {
+				got = append(got, e.Field)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("refused fields (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, file); diff != "" {
+				t.Errorf("Update changed the CRD:\n%s", diff)
+			}
+		})
+	}
 }
