@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 // diagnosis is one run: what each stage learnt, for the next.
@@ -189,7 +191,11 @@ func (d *diagnosis) checkVersionsAndStatus() {
 			missing = append(missing, v)
 		}
 	}
-	plannedMissing, err := d.plannedMissing(stored)
+	planned, err := d.planned()
+	var plannedMissing []string
+	if planned != nil {
+		plannedMissing = missingVersions(planned, stored)
+	}
 	switch {
 	case err != nil:
 		d.add(Finding{Check: CheckStoredVersions, Severity: SeverityError, Message: "the planned CRD does not parse: " + err.Error(), Fix: "fix the file given with -f"})
@@ -211,10 +217,13 @@ func (d *diagnosis) checkVersionsAndStatus() {
 	default:
 		d.ok(CheckStoredVersions, "status.storedVersions %v", stored)
 	}
+	if planned != nil {
+		d.checkPlanned(planned, crd)
+	}
 }
 
-// plannedMissing returns the stored versions the planned CRD drops.
-func (d *diagnosis) plannedMissing(stored []string) ([]string, error) {
+// planned decodes the CRD about to be applied; nil without one.
+func (d *diagnosis) planned() (*apiextensionsv1.CustomResourceDefinition, error) {
 	if len(d.o.Planned) == 0 {
 		return nil, nil
 	}
@@ -225,13 +234,39 @@ func (d *diagnosis) plannedMissing(stored []string) ([]string, error) {
 	if planned.Name != "" && planned.Name != d.name {
 		return nil, fmt.Errorf("it is CRD %s, not %s", planned.Name, d.name)
 	}
+	return &planned, nil
+}
+
+// missingVersions returns the stored versions the planned CRD drops.
+func missingVersions(planned *apiextensionsv1.CustomResourceDefinition, stored []string) []string {
 	var out []string
 	for _, v := range stored {
 		if !slices.ContainsFunc(planned.Spec.Versions, func(pv apiextensionsv1.CustomResourceDefinitionVersion) bool { return pv.Name == v }) {
 			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// checkPlanned validates the planned CRD as the API server will when it
+// replaces the live one. A stored version it drops is crd.storedVersions'
+// finding, with the migration that fixes it; every other reason is one
+// finding here.
+func (d *diagnosis) checkPlanned(planned, live *apiextensionsv1.CustomResourceDefinition) {
+	var refused []string
+	for _, e := range crdvalidation.Update(planned, live) {
+		if !strings.HasPrefix(e.Field, "status.") {
+			refused = append(refused, e.Error())
+		}
+	}
+	if len(refused) == 0 {
+		d.ok(CheckPlanned, "the API server would accept the planned CRD in place of the live one")
+		return
+	}
+	d.add(Finding{Check: CheckPlanned, Severity: SeverityError,
+		Message: "the API server would refuse the planned CRD: " + strings.Join(refused, "; "),
+		Cause:   fmt.Sprintf("kubectl apply of it fails with: CustomResourceDefinition.apiextensions.k8s.io %q is invalid", d.name),
+		Fix:     "fix those fields in the file given with -f; a field the API server calls immutable must keep its live value"})
 }
 
 func (d *diagnosis) checkReviewVersions(vs []string) {

@@ -50,6 +50,7 @@ const (
 	CheckVersions       = "crd.versions"
 	CheckConditions     = "crd.conditions"
 	CheckStoredVersions = "crd.storedVersions"
+	CheckPlanned        = "crd.planned"
 	CheckCABundle       = "crd.caBundle"
 	CheckService        = "service"
 	CheckServicePort    = "service.port"
@@ -66,7 +67,7 @@ const (
 // Checks lists every check in diagnosis order.
 var Checks = []string{
 	CheckCRD, CheckStrategy, CheckClientConfig, CheckReviewVersions, CheckVersions, CheckConditions,
-	CheckStoredVersions, CheckCABundle, CheckService, CheckServicePort, CheckEndpoints, CheckEndpointsReady,
+	CheckStoredVersions, CheckPlanned, CheckCABundle, CheckService, CheckServicePort, CheckEndpoints, CheckEndpointsReady,
 	CheckReachable, CheckCertChain, CheckCertNames, CheckCertExpiry, CheckLive, CheckDirect,
 }
 
@@ -212,7 +213,9 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 // Options tune a diagnosis.
 type Options struct {
 	// Planned is the CRD about to be applied (its JSON or YAML), checked
-	// against the live status.storedVersions; nil checks the live CRD only.
+	// against the live status.storedVersions and validated as the API
+	// server validates it replacing the live one; nil checks the live CRD
+	// only.
 	Planned []byte
 	// ServingCert is the webhook's serving certificate (PEM), used when no
 	// endpoint can be dialled from here (e.g. pod IPs outside the cluster).

@@ -77,6 +77,7 @@ func newWorld(t *testing.T) *world {
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Namespace = "default"
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = "widget-webhook"
 	crd.Spec.Conversion.Webhook.ClientConfig.CABundle = ca.CertPEM
+	crd.UID, crd.ResourceVersion, crd.Generation = "5c1e7b0a", "41", 1 // as the API server sets them
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1"}, Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
 		{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}, {Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue}}}
 	conv, err := rules.LoadFile("../examples/widget/conversion.yaml")
@@ -249,6 +250,12 @@ func TestDoctorFirstCause(t *testing.T) {
 			planned.Spec.Versions = planned.Spec.Versions[1:]
 			w.planned = mustJSON(t, planned)
 		}, doctor.CheckStoredVersions, []string{"removes [v1alpha1]", "hubspoke migrate widgets.example.com"}},
+		{"the planned CRD changes the scope, which is immutable", func(t *testing.T, w *world) {
+			planned := w.crd.DeepCopy()
+			planned.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+			planned.Spec.Scope = apiextensionsv1.ClusterScoped
+			w.planned = mustJSON(t, planned)
+		}, doctor.CheckPlanned, []string{`spec.scope: Invalid value: "Cluster": field is immutable`, "must keep its live value"}},
 		{"wrong uid in responses (seen through the API server)", func(t *testing.T, w *world) {
 			w.reactor = apiError("list", "v1alpha1", `conversion webhook for example.com/v1, Kind=Widget failed: expected response.uid="3b1f", got "0000"`)
 		}, doctor.CheckLive, []string{"response.uid", "Set response.uid"}},
@@ -386,5 +393,22 @@ func TestCertificateExpiringSoon(t *testing.T) {
 	f := r.Find(doctor.CheckCertExpiry)
 	if f == nil || f.Severity != doctor.SeverityWarning || !strings.Contains(f.Message, "expires in 10 days") {
 		t.Fatalf("expiry finding %+v, want a warning that it expires in about 10 days", f)
+	}
+}
+
+// A planned CRD the API server would take in place of the live one gets
+// crd.planned ok; without -f the check does not run.
+func TestPlannedAccepted(t *testing.T) {
+	w := newWorld(t)
+	planned := w.crd.DeepCopy()
+	planned.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	planned.Spec.Versions[0].Served = false
+	w.planned = mustJSON(t, planned)
+	if f := w.run(t).Find(doctor.CheckPlanned); f == nil || f.Severity != doctor.SeverityOK {
+		t.Errorf("crd.planned: %+v, want ok", f)
+	}
+	w.planned = nil
+	if f := newWorld(t).run(t).Find(doctor.CheckPlanned); f != nil {
+		t.Errorf("crd.planned without a planned CRD: %+v", f)
 	}
 }
