@@ -57,7 +57,7 @@ operational error (cluster unreachable, access denied).`,
 	o.kube.add(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "text", "report format: text or json")
-	f.StringVarP(&o.planned, "filename", "f", "", "the CRD about to be applied: check its versions against the live status.storedVersions")
+	f.StringVarP(&o.planned, "filename", "f", "", "the CRD about to be applied: validate it as the API server will in place of the live one, and check its versions against status.storedVersions")
 	f.StringVar(&o.certFile, "cert-file", "", "the webhook's serving certificate (PEM), when no endpoint is reachable from here")
 	f.DurationVar(&o.dialTimeout, "dial-timeout", 3*time.Second, "time to connect to an endpoint")
 	f.StringVar(&o.podProxy, "pod-network-proxy", "", "reach a Service's endpoints (pod addresses) through this HTTP CONNECT proxy into the pod network (unix:///PATH or http://HOST:PORT; the sandbox's is printed by `hubspoke sandbox`); a clientConfig.url is dialled directly, as the API server does")
