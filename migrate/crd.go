@@ -45,12 +45,12 @@ func toUnstructured(crd *apiextensionsv1.CustomResourceDefinition) (*unstructure
 }
 
 // updateCRD writes crd's spec (with crd.ResourceVersion as precondition).
-func updateCRD(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+func updateCRD(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, dryRun ...string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	u, err := toUnstructured(crd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := dyn.Resource(CRDResource).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+	out, err := dyn.Resource(CRDResource).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dryRun})
 	if err != nil {
 		return nil, fmt.Errorf("update crd %s: %w", crd.Name, err)
 	}

@@ -34,6 +34,11 @@ type fakeAPI struct {
 	stored  map[string]string         // key -> version stored in
 	writes  map[string]int            // key -> writes that reached storage
 	updates int                       // update requests on objects
+	dryRuns int                       // dry-run updates of the CRD
+
+	// refuseCRD, when set, judges a CRD update as the API server's
+	// validation would: a non-nil error refuses it.
+	refuseCRD func(*apiextensionsv1.CustomResourceDefinition) error
 
 	// Faults: called (under no lock) before an update, get or list is
 	// served; a non-nil error is returned instead.
@@ -316,6 +321,15 @@ func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) 
 		}
 		if next.ResourceVersion != f.crd.ResourceVersion {
 			return nil, apierrors.NewConflict(CRDResource.GroupResource(), next.Name, fmt.Errorf("the object has been modified"))
+		}
+		if slices.Contains(a.UpdateOptions.DryRun, metav1.DryRunAll) {
+			f.dryRuns++
+			if f.refuseCRD != nil {
+				if err := f.refuseCRD(next); err != nil {
+					return nil, err
+				}
+			}
+			return toUnstructured(next) // a dry run changes nothing
 		}
 		f.rv++
 		if a.Subresource == "status" {

@@ -172,32 +172,10 @@ func PlanUpgrade(ctx context.Context, target *apiextensionsv1.CustomResourceDefi
 			return true
 		},
 		gates: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) []Gate {
-			return []Gate{oneStorageGate(live), p.checkGate(ctx, target), p.probeGate(ctx, live, target)}
+			return []Gate{oneStorageGate(live), p.acceptedGate(ctx, serveTarget(live, target, liveStorage)), p.checkGate(ctx, target), p.probeGate(ctx, live, target)}
 		},
 		run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-			next := live.DeepCopy()
-			next.Spec.Conversion = target.Spec.Conversion.DeepCopy()
-			if next.Spec.Conversion != nil && next.Spec.Conversion.Webhook != nil && next.Spec.Conversion.Webhook.ClientConfig != nil &&
-				len(next.Spec.Conversion.Webhook.ClientConfig.CABundle) == 0 && live.Spec.Conversion != nil && live.Spec.Conversion.Webhook != nil &&
-				live.Spec.Conversion.Webhook.ClientConfig != nil {
-				// Keep an injected caBundle.
-				next.Spec.Conversion.Webhook.ClientConfig.CABundle = live.Spec.Conversion.Webhook.ClientConfig.CABundle
-			}
-			var versions []apiextensionsv1.CustomResourceDefinitionVersion
-			for _, v := range target.Spec.Versions {
-				v := *v.DeepCopy()
-				v.Storage = v.Name == liveStorage
-				if isServed(live, v.Name) {
-					v.Served = true // unserving comes later
-				}
-				versions = append(versions, v)
-			}
-			for _, v := range live.Spec.Versions {
-				if findVersion(target, v.Name) == nil {
-					versions = append(versions, *v.DeepCopy())
-				}
-			}
-			next.Spec.Versions = versions
+			next := serveTarget(live, target, liveStorage)
 			if _, err := updateCRD(ctx, p.client, next); err != nil {
 				return "", err
 			}
@@ -601,6 +579,50 @@ func (p *Plan) Blocked() *Step {
 		}
 	}
 	return nil
+}
+
+// serveTarget is the CRD the step "serve the target's versions" writes:
+// live with target's conversion and versions, every version live serves
+// still served, live's versions target drops still there, and storage
+// still liveStorage.
+func serveTarget(live, target *apiextensionsv1.CustomResourceDefinition, liveStorage string) *apiextensionsv1.CustomResourceDefinition {
+	next := live.DeepCopy()
+	next.Spec.Conversion = target.Spec.Conversion.DeepCopy()
+	if next.Spec.Conversion != nil && next.Spec.Conversion.Webhook != nil && next.Spec.Conversion.Webhook.ClientConfig != nil &&
+		len(next.Spec.Conversion.Webhook.ClientConfig.CABundle) == 0 && live.Spec.Conversion != nil && live.Spec.Conversion.Webhook != nil &&
+		live.Spec.Conversion.Webhook.ClientConfig != nil {
+		// Keep an injected caBundle.
+		next.Spec.Conversion.Webhook.ClientConfig.CABundle = live.Spec.Conversion.Webhook.ClientConfig.CABundle
+	}
+	var versions []apiextensionsv1.CustomResourceDefinitionVersion
+	for _, v := range target.Spec.Versions {
+		v := *v.DeepCopy()
+		v.Storage = v.Name == liveStorage
+		if isServed(live, v.Name) {
+			v.Served = true // unserving comes later
+		}
+		versions = append(versions, v)
+	}
+	for _, v := range live.Spec.Versions {
+		if findVersion(target, v.Name) == nil {
+			versions = append(versions, *v.DeepCopy())
+		}
+	}
+	next.Spec.Versions = versions
+	return next
+}
+
+// acceptedGate asks the API server, with a server-side dry run, whether it
+// would take next in place of the live CRD: a CRD it refuses (a default
+// its schema rejects, a CEL rule over its cost budget) is found before the
+// plan changes anything, with the API server's own judgement (ratcheting
+// against the live CRD included).
+func (p *Plan) acceptedGate(ctx context.Context, next *apiextensionsv1.CustomResourceDefinition) Gate {
+	g := Gate{Name: "the API server accepts the updated crd (server dry run)", State: GatePass}
+	if _, err := updateCRD(ctx, p.client, next, metav1.DryRunAll); err != nil {
+		g.State, g.Detail = GateFail, err.Error()
+	}
+	return g
 }
 
 func oneStorageGate(live *apiextensionsv1.CustomResourceDefinition) Gate {

@@ -11,6 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // fakeProber converts like renameConverter, or fails when told.
@@ -223,5 +226,56 @@ func TestPlanRollbackOverwrite(t *testing.T) {
 	}
 	if err := plan.Execute(context.Background(), &out); err != nil {
 		t.Fatalf("Execute: %v\n%s", err, out.String())
+	}
+}
+
+// TestPlanUpgradeRefusedCRD: when the API server would refuse the CRD the
+// second step writes (its server dry run fails), that step is blocked with
+// the API server's words, and executing the plan changes nothing: the
+// first step only probes, the second stops at its gate.
+func TestPlanUpgradeRefusedCRD(t *testing.T) {
+	f := newFakeAPI("v1alpha1", []string{"v1alpha1"}, "v1alpha1", "v1")
+	f.crd.Spec.Versions[1].Served = false
+	f.add("default", 3, "v1alpha1")
+	target := f.crd.DeepCopy()
+	target.Spec.Versions[1].Served, target.Spec.Versions[1].Storage = true, true
+	target.Spec.Versions[0].Storage = false
+	refusal := apierrors.NewInvalid(schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}, target.Name, field.ErrorList{
+		field.Invalid(field.NewPath("spec", "versions").Index(1).Child("schema", "openAPIV3Schema", "properties").Key("spec").Child("default"), -1, "in body should be greater than or equal to 0")})
+	f.refuseCRD = func(next *apiextensionsv1.CustomResourceDefinition) error {
+		if next.Spec.Versions[1].Served {
+			return refusal
+		}
+		return nil
+	}
+	opts := PlanOptions{Client: f.client(), Prober: &fakeProber{}, Settle: time.Millisecond,
+		Check: func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil }}
+	plan, err := PlanUpgrade(context.Background(), target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := plan.Blocked(); b != plan.Steps[1] {
+		t.Fatalf("Blocked() = %v, want step 2", b)
+	}
+	var gate *Gate
+	for i, g := range plan.Steps[1].Gates {
+		if strings.HasPrefix(g.Name, "the API server accepts the updated crd") {
+			gate = &plan.Steps[1].Gates[i]
+		}
+	}
+	if gate == nil || gate.State != GateFail || !strings.Contains(gate.Detail, "in body should be greater than or equal to 0") {
+		t.Fatalf("gate %+v, want a failure with the API server's message", gate)
+	}
+	if f.dryRuns == 0 {
+		t.Error("no server dry run was asked for")
+	}
+	generation := f.crd.Generation
+	var out bytes.Buffer
+	var se *StepError
+	if err := plan.Execute(context.Background(), &out); !errors.As(err, &se) || se.Step != 2 {
+		t.Fatalf("Execute: %v, want a StepError at step 2", err)
+	}
+	if f.crd.Generation != generation || f.crd.Spec.Versions[1].Served {
+		t.Errorf("the CRD changed although step 2's gate failed: generation %d, v1 served %v", f.crd.Generation, f.crd.Spec.Versions[1].Served)
 	}
 }

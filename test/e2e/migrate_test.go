@@ -709,6 +709,46 @@ func TestPlanUpgradeExecute(t *testing.T) {
 		t.Fatalf("plan blocked at %q: %+v", b.Name, b.Gates)
 	}
 
+	// A target the API server would refuse (a default below the field's
+	// minimum): step 2's server dry run says so in the API server's words,
+	// and executing that plan changes nothing.
+	bad := target.DeepCopy()
+	spec := bad.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	size := spec.Properties["size"]
+	size.Default = &apiextensionsv1.JSON{Raw: []byte("-1")}
+	spec.Properties["size"] = size
+	bad.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	badPlan, err := migrate.PlanUpgrade(ctx, bad, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := badPlan.Blocked(); b != badPlan.Steps[1] {
+		t.Fatalf("a refused target: blocked at %v, want step 2", b)
+	}
+	var refused bool
+	for _, g := range badPlan.Steps[1].Gates {
+		refused = refused || g.State == migrate.GateFail && strings.Contains(g.Detail, "default: Invalid value: -1") && strings.Contains(g.Detail, "greater than or equal to 0")
+	}
+	if !refused {
+		t.Errorf("step 2's gates do not carry the API server's refusal: %+v", badPlan.Steps[1].Gates)
+	}
+	liveCRD := func() *apiextensionsv1.CustomResourceDefinition {
+		c, err := migrate.GetCRD(ctx, dyn, live.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	generation := liveCRD().Generation
+	var badOut bytes.Buffer
+	var badErr *migrate.StepError
+	if err := badPlan.Execute(ctx, &badOut); !errors.As(err, &badErr) || badErr.Step != 2 {
+		t.Fatalf("execute a refused target: %v, want a *StepError at step 2", err)
+	}
+	if now := liveCRD(); now.Generation != generation {
+		t.Errorf("the CRD changed (generation %d -> %d) although step 2's gate failed", generation, now.Generation)
+	}
+
 	// With the webhook failing v1alpha1 -> v1, execution stops at the
 	// first gate and changes nothing.
 	migFaults.set(nil, live.Spec.Group+"/v1")
