@@ -30,6 +30,7 @@ type deployOptions struct {
 	rolloutObjs int
 	seed        uint64
 	reuseCerts  bool
+	validate    string
 	kube        kubeFlags
 }
 
@@ -65,7 +66,10 @@ rolling-update safety): during a rollout the API server's requests reach old
 and new pods at random, so a revision whose answers differ is refused
 (exit 1, the differences on standard error, nothing on standard output).
 
-Each CRD needs the rule file of its group and kind, covering every version.
+Each CRD needs the rule file of its group and kind, covering every version,
+and is validated with the API server's own code, as a create: a CRD it
+would refuse prints nothing (--validate=warn prints the reasons and
+renders, for a live CRD the API server keeps accepting as an update).
 Nothing is printed unless everything rendered. One object per document, in
 apply order; pipe to "kubectl apply -f -" or use as a kustomize base.
 See docs/production.md.`,
@@ -91,6 +95,7 @@ See docs/production.md.`,
 	f.IntVar(&o.rolloutObjs, "rollout-objects", 200, "generated objects per version pair for the --previous-rules comparison")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the --previous-rules comparison (0: random)")
 	f.BoolVar(&o.reuseCerts, "reuse-certs", false, "with --certs hubspoke: keep the certificates and caBundle the cluster holds")
+	f.StringVar(&o.validate, "validate", "strict", "the API server's validation of each CRD: strict (or true) refuses a CRD it would refuse, warn prints the reasons and renders, ignore (or false) skips it")
 	o.kube.add(cmd)
 	return cmd
 }
@@ -117,6 +122,11 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if o.opts.Replicas < 2 {
 		return usagef("deploy: --replicas %d: at least 2, or every restart of the webhook makes the CRDs unavailable", o.opts.Replicas)
 	}
+	switch o.validate {
+	case "strict", "true", "warn", "ignore", "false":
+	default:
+		return usagef("deploy: --validate %q: want strict (or true), warn, or ignore (or false)", o.validate)
+	}
 	if o.reuseCerts && o.opts.Certs != deploy.Hubspoke {
 		return usagef("deploy: --reuse-certs is for --certs hubspoke (cert-manager keeps its own)")
 	}
@@ -138,8 +148,13 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := refusedCRDs(in, objs); err != nil {
-		return err
+	if o.validate != "ignore" && o.validate != "false" {
+		if err := refusedCRDs(in, objs); err != nil {
+			if o.validate != "warn" {
+				return fmt.Errorf("deploy: the API server would refuse to create the CRD, so nothing is printed (--validate=warn renders it anyway):\n%w", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: the API server would refuse to create the CRD; rendered anyway (--validate=warn):\n%v\n", err)
+		}
 	}
 	var b bytes.Buffer
 	if o.output == "json" {
@@ -161,9 +176,9 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 }
 
 // refusedCRDs returns an error naming every reason the API server would
-// refuse a rendered CRD (the file's CRD with its conversion stanza), each
-// at its line of the CRD's file: printed, such manifests would be applied
-// all but the CRD, and kubectl would say so only after.
+// refuse to create a rendered CRD (the file's CRD with its conversion
+// stanza), each at its line of the CRD's file: printed, such manifests
+// would be applied all but the CRD, and kubectl would say so only after.
 func refusedCRDs(in []deploy.Input, objs []any) error {
 	var errs []error
 	for _, obj := range objs {
@@ -178,10 +193,7 @@ func refusedCRDs(in []deploy.Input, objs []any) error {
 			errs = append(errs, refused(c, input.CRD.Pos)...)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("deploy: the API server would refuse the CRD, so nothing is printed:\n%w", errors.Join(errs...))
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // refused returns every reason the API server would refuse to create c,
