@@ -14,8 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 // diagnosis is one run: what each stage learnt, for the next.
@@ -217,7 +215,7 @@ func (d *diagnosis) checkVersionsAndStatus() {
 	default:
 		d.ok(CheckStoredVersions, "status.storedVersions %v", stored)
 	}
-	if planned != nil {
+	if planned != nil && d.o.ValidateUpdate != nil {
 		d.checkPlanned(planned, crd)
 	}
 }
@@ -254,9 +252,9 @@ func missingVersions(planned *apiextensionsv1.CustomResourceDefinition, stored [
 // finding here.
 func (d *diagnosis) checkPlanned(planned, live *apiextensionsv1.CustomResourceDefinition) {
 	var refused []string
-	for _, e := range crdvalidation.Update(planned, live) {
-		if !strings.HasPrefix(e.Field, "status.") {
-			refused = append(refused, e.Error())
+	for _, r := range d.o.ValidateUpdate(planned, live) {
+		if !strings.HasPrefix(r, "status.") {
+			refused = append(refused, r)
 		}
 	}
 	if len(refused) == 0 {

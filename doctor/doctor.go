@@ -32,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -213,10 +214,15 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 // Options tune a diagnosis.
 type Options struct {
 	// Planned is the CRD about to be applied (its JSON or YAML), checked
-	// against the live status.storedVersions and validated as the API
-	// server validates it replacing the live one; nil checks the live CRD
-	// only.
+	// against the live status.storedVersions and, with ValidateUpdate,
+	// validated as the API server validates it replacing the live one; nil
+	// checks the live CRD only.
 	Planned []byte
+	// ValidateUpdate is the API server's validation of crd replacing live
+	// (schema/crdvalidation.Update): each reason "field: message". It is
+	// not called by default, as it links the API server's validation code;
+	// without it crd.planned does not run.
+	ValidateUpdate func(crd, live *apiextensionsv1.CustomResourceDefinition) []string
 	// ServingCert is the webhook's serving certificate (PEM), used when no
 	// endpoint can be dialled from here (e.g. pod IPs outside the cluster).
 	ServingCert []byte

@@ -37,6 +37,7 @@ import (
 	"github.com/hubspoke/hubspoke/internal/testcert"
 	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
+	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 const (
@@ -154,7 +155,7 @@ func (w *world) run(t *testing.T) *doctor.Report {
 			return (&net.Dialer{}).DialContext(ctx, network, real)
 		}
 	}
-	opts := doctor.Options{Planned: w.planned, DialTimeout: time.Second,
+	opts := doctor.Options{Planned: w.planned, ValidateUpdate: validateUpdate, DialTimeout: time.Second,
 		Dial:    only("webhook.example.com:8443"),
 		PodDial: only(net.JoinHostPort(podIP, fmt.Sprint(podPort)))}
 	if w.configure != nil {
@@ -411,4 +412,14 @@ func TestPlannedAccepted(t *testing.T) {
 	if f := newWorld(t).run(t).Find(doctor.CheckPlanned); f != nil {
 		t.Errorf("crd.planned without a planned CRD: %+v", f)
 	}
+}
+
+// validateUpdate is what the hubspoke command gives doctor
+// (internal/cli/apivalidation): schema/crdvalidation.Update.
+func validateUpdate(crd, live *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, e := range crdvalidation.Update(crd, live) {
+		out = append(out, e.Field+": "+e.Message)
+	}
+	return out
 }

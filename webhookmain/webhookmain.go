@@ -16,7 +16,9 @@
 //   - serve: the HTTPS ConversionReview webhook (docs/serve.md), what you
 //     ship in the webhook's image;
 //   - check: the static checks and round-trip laws (docs/check.md), with
-//     your funcs in the loop;
+//     your funcs in the loop (but for crd-validation, the API server's
+//     validation of the whole CRD, which would make the binary some 20 MB
+//     larger: run hubspoke check for it);
 //   - convert: offline conversion of files, as kubectl convert does;
 //   - version.
 //

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/hubspoke/hubspoke/internal/cli"
+	_ "github.com/hubspoke/hubspoke/internal/cli/apivalidation" // the API server's CRD validation, for check, deploy and doctor
 	"github.com/hubspoke/hubspoke/internal/sandboxcmd"
 )
 

@@ -12,7 +12,6 @@ import (
 	"github.com/hubspoke/hubspoke/check/webhook"
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
-	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 type checkOptions struct {
@@ -273,12 +272,16 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 }
 
 // staticChecks runs check's static checks, and the API server's own
-// validation of the CRD (crd-validation: check itself does not link it).
+// validation of the CRD (crd-validation: check itself does not link it),
+// when the binary has it (APIValidation).
 func staticChecks(crd *schema.CRD, rf *rules.File) *check.Report {
 	report := check.Static(crd, rf)
+	if APIValidation.Create == nil {
+		return report
+	}
 	var refusals []check.CRDRefusal
-	for _, e := range crdvalidation.Validate(crd) {
-		refusals = append(refusals, check.CRDRefusal{Pointer: e.Pointer, Pos: e.Pos, Message: e.Message})
+	for _, r := range APIValidation.Create(crd.Object) {
+		refusals = append(refusals, check.CRDRefusal{Pointer: r.Pointer, Pos: crd.Pos(r.Pointer), Message: r.Message})
 	}
 	report.AddCRDRefusals(refusals)
 	return report

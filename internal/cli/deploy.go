@@ -17,7 +17,6 @@ import (
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
 	"github.com/hubspoke/hubspoke/rotate"
-	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
 type deployOptions struct {
@@ -197,12 +196,15 @@ func refusedCRDs(in []deploy.Input, objs []any) error {
 }
 
 // refused returns every reason the API server would refuse to create c,
-// each at the "file:line" pos gives its JSON pointer.
+// each at the "file:line" pos gives its JSON pointer; none when the binary
+// lacks the API server's validation (APIValidation).
 func refused(c *apiextv1.CustomResourceDefinition, pos func(ptr string) string) []error {
+	if APIValidation.Create == nil {
+		return nil
+	}
 	var errs []error
-	for _, e := range crdvalidation.Object(c) {
-		e.Pos = pos(e.Pointer)
-		errs = append(errs, e)
+	for _, r := range APIValidation.Create(c) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", pos(r.Pointer), r.Field, r.Message))
 	}
 	return errs
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/hubspoke/hubspoke/doctor"
 )
@@ -79,6 +80,15 @@ func (o *doctorOptions) run(cmd *cobra.Command, name string) error {
 	if o.planned != "" {
 		if opts.Planned, err = os.ReadFile(o.planned); err != nil {
 			return usageError{err}
+		}
+		if v := APIValidation.Update; v != nil {
+			opts.ValidateUpdate = func(crd, live *apiextv1.CustomResourceDefinition) []string {
+				var out []string
+				for _, r := range v(crd, live) {
+					out = append(out, r.Field+": "+r.Message)
+				}
+				return out
+			}
 		}
 	}
 	if o.certFile != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hubspoke/hubspoke/internal/cli"
+	_ "github.com/hubspoke/hubspoke/internal/cli/apivalidation" // as cmd/hubspoke
 )
 
 // TestMain lets testscript run `hubspoke` as a command inside the scripts

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	_ "github.com/hubspoke/hubspoke/internal/cli/apivalidation" // cli.Main as cmd/hubspoke runs it
 	"github.com/hubspoke/hubspoke/internal/goroutines"
 	"github.com/hubspoke/hubspoke/sandbox"
 )
