@@ -178,7 +178,12 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 // refuse to create a rendered CRD (the file's CRD with its conversion
 // stanza), each at its line of the CRD's file: printed, such manifests
 // would be applied all but the CRD, and kubectl would say so only after.
+// It finds none when the binary lacks the API server's validation
+// (APIValidation).
 func refusedCRDs(in []deploy.Input, objs []any) error {
+	if APIValidation.Create == nil {
+		return nil
+	}
 	var errs []error
 	for _, obj := range objs {
 		c, ok := obj.(*apiextv1.CustomResourceDefinition)
@@ -189,24 +194,12 @@ func refusedCRDs(in []deploy.Input, objs []any) error {
 			if input.CRD.Object.Name != c.Name {
 				continue
 			}
-			errs = append(errs, refused(c, input.CRD.Pos)...)
+			for _, r := range APIValidation.Create(c) {
+				errs = append(errs, fmt.Errorf("%s: %s: %s", input.CRD.Pos(r.Pointer), r.Field, r.Message))
+			}
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// refused returns every reason the API server would refuse to create c,
-// each at the "file:line" pos gives its JSON pointer; none when the binary
-// lacks the API server's validation (APIValidation).
-func refused(c *apiextv1.CustomResourceDefinition, pos func(ptr string) string) []error {
-	if APIValidation.Create == nil {
-		return nil
-	}
-	var errs []error
-	for _, r := range APIValidation.Create(c) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", pos(r.Pointer), r.Field, r.Message))
-	}
-	return errs
 }
 
 // checkRollout refuses a revision whose conversion answers differently
