@@ -176,14 +176,7 @@ func prepareForUpdate(crd, old *apiextensions.CustomResourceDefinition) {
 	meta.Labels, meta.Annotations = crd.Labels, crd.Annotations
 	crd.ObjectMeta = meta
 	crd.Status = *old.Status.DeepCopy()
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			if !apiextensions.IsStoredVersion(crd, v.Name) {
-				crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
-			}
-			break
-		}
-	}
+	addStorageVersion(crd)
 }
 
 // prepareForCreate does what the API server's CRD strategy does to a new
@@ -194,10 +187,19 @@ func prepareForUpdate(crd, old *apiextensions.CustomResourceDefinition) {
 func prepareForCreate(crd *apiextensions.CustomResourceDefinition) {
 	crd.Status = apiextensions.CustomResourceDefinitionStatus{}
 	crd.Generation = 1
+	addStorageVersion(crd)
+}
+
+// addStorageVersion adds the first version marked storage to
+// status.storedVersions, unless it is there, as both PrepareForCreate and
+// PrepareForUpdate do.
+func addStorageVersion(crd *apiextensions.CustomResourceDefinition) {
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
-			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
-			break
+			if !apiextensions.IsStoredVersion(crd, v.Name) {
+				crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+			}
+			return
 		}
 	}
 }
