@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,7 @@ type Webhook struct {
 	endpoint  *Endpoint
 	cert      *ServiceCert
 	srv       *http.Server
+	requests  atomic.Int64 // handler calls in flight
 	done      chan error
 	closeOnce sync.Once
 	closeErr  error
@@ -50,17 +52,21 @@ func (s *Sandbox) ServeWebhookWithCert(namespace, name string, cert *ServiceCert
 		return nil, fmt.Errorf("sandbox: webhook %s/%s: listen: %w", namespace, name, err)
 	}
 	w := &Webhook{
-		cert: cert,
-		srv: &http.Server{
-			Handler:           h,
-			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{tlsCert}, MinVersion: tls.VersionTLS12},
-			ReadHeaderTimeout: 10 * time.Second,
-			// TLS handshake failures (a CRD with a wrong caBundle) are
-			// the API server's to report; keep them out of stderr.
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		},
+		cert:    cert,
 		done:    make(chan error, 1),
 		sandbox: s,
+	}
+	w.srv = &http.Server{
+		Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.requests.Add(1)
+			defer w.requests.Add(-1)
+			h.ServeHTTP(rw, r)
+		}),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{tlsCert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		// TLS handshake failures (a CRD with a wrong caBundle) are
+		// the API server's to report; keep them out of stderr.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.mu.Lock()
 	if s.stopped {
@@ -104,8 +110,15 @@ func (w *Webhook) Endpoint() *Endpoint { return w.endpoint }
 // CABundle returns the PEM CA that signed the webhook's certificate.
 func (w *Webhook) CABundle() []byte { return append([]byte(nil), w.cert.CA...) }
 
-// Close removes the webhook's endpoint and shuts the server down, waiting
-// up to five seconds for requests in flight.
+// closeGrace bounds how long Close waits for requests in flight.
+const closeGrace = 5 * time.Second
+
+// Close removes the webhook's endpoint and shuts the server down: it waits
+// up to five seconds for requests in flight, then closes every connection
+// left, as a pod's process that exits. It does not wait for connections
+// without a request in flight, which the API server keeps open (HTTP/2,
+// or accepted before its first request): that is no error. It returns an
+// error only when requests in flight outlived the wait.
 func (w *Webhook) Close() error {
 	w.closeOnce.Do(func() {
 		var errs []error
@@ -122,9 +135,7 @@ func (w *Webhook) Close() error {
 			}
 		}
 		w.sandbox.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := w.srv.Shutdown(ctx); err != nil {
+		if err := w.shutdown(closeGrace); err != nil {
 			errs = append(errs, err)
 		}
 		if serveErr := <-w.done; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
@@ -135,4 +146,35 @@ func (w *Webhook) Close() error {
 		}
 	})
 	return w.closeErr
+}
+
+// shutdown stops the server: Shutdown closes the listeners and the idle
+// connections and tells HTTP/2 clients to go away, but would wait for the
+// other connections to end by themselves; once no request is in flight
+// (or grace is over) Close cuts them.
+func (w *Webhook) shutdown(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	shutdown := make(chan struct{})
+	go func() {
+		w.srv.Shutdown(ctx) // its error is ctx's, judged below
+		close(shutdown)
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+wait:
+	for w.requests.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			err = fmt.Errorf("%d requests in flight outlived the shutdown grace period of %s", w.requests.Load(), grace)
+			break wait
+		case <-shutdown: // every connection ended
+			break wait
+		case <-tick.C:
+		}
+	}
+	w.srv.Close()
+	<-shutdown
+	return err
 }
