@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
 )
 
 // KubernetesVersion is the release of kube-apiserver a sandbox runs: the
@@ -107,8 +105,15 @@ func haveAssets(dir string) bool {
 // sandbox package carries, requiring k8s.io/kubernetes at
 // [KubernetesVersion], with the go command on PATH, the Go module proxy and
 // the user's build cache. A build from an empty cache takes several
-// minutes; later calls return at once. If progress is not nil, EnsureAssets
-// says there what it builds before it starts.
+// minutes (6 on two idle cores, 15 to 25 on a loaded machine); later calls
+// return at once. If progress is not nil, EnsureAssets reports there what
+// it builds and how far it got, with the time elapsed: on a terminal one
+// line rewritten every second, else a line at each step and every 30
+// seconds.
+//
+// ctx stops the build when cancelled, and when its deadline passes: give
+// it none that is meant for something shorter (New gives the build no
+// deadline).
 //
 // Concurrent calls, from this process or others (go test runs packages in
 // parallel), build once: a lock file serialises them, and the binaries
@@ -116,73 +121,23 @@ func haveAssets(dir string) bool {
 // directory also gets a kubectl symlink to it, so that it serves as
 // envtest's KUBEBUILDER_ASSETS.
 func EnsureAssets(ctx context.Context, progress io.Writer) (string, error) {
+	return ensureAssets(ctx, progress, false)
+}
+
+// ensureAssets is EnsureAssets; hint says how to build ahead of time if a
+// build is needed.
+func ensureAssets(ctx context.Context, progress io.Writer, hint bool) (string, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return "", err
 	}
 	if !haveAssets(dir) {
-		if err := buildAssets(ctx, dir, progress); err != nil {
+		if err := buildAssets(ctx, dir, progress, hint); err != nil {
 			return "", err
 		}
 	}
 	linkKubectl(dir)
 	return dir, nil
-}
-
-func buildAssets(ctx context.Context, dir string, progress io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("sandbox: assets: %w", err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, ".build.lock"))
-	if err != nil {
-		return fmt.Errorf("sandbox: assets: lock %s: %w", dir, err)
-	}
-	defer unlock()
-	if haveAssets(dir) { // built by whoever held the lock before us
-		return nil
-	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		return fmt.Errorf("sandbox: kube-apiserver %s is not in %s and building it needs the go command, which is not on PATH: install Go, or set %s to a directory holding kube-apiserver and etcd (such as envtest's KUBEBUILDER_ASSETS)",
-			KubernetesVersion, dir, AssetsEnv)
-	}
-	if progress != nil {
-		fmt.Fprintf(progress, "hubspoke sandbox: building kube-apiserver %s and etcd into %s (once; several minutes from an empty Go build cache)\n", KubernetesVersion, dir)
-		if testing.Testing() {
-			fmt.Fprintln(progress, "hubspoke sandbox: in a test this can outlast go test's timeout (10 minutes by default): build first with `go run github.com/hubspoke/hubspoke/cmd/hubspoke sandbox assets`")
-		}
-	}
-	tmp, err := os.MkdirTemp(dir, ".build-")
-	if err != nil {
-		return fmt.Errorf("sandbox: assets: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "src")
-	if err := writeAssetSource(src); err != nil {
-		return err
-	}
-	bin := filepath.Join(tmp, "bin")
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", buildLDFlags,
-		"-o", bin+string(filepath.Separator), "./"+KubeAPIServerBinary, "./"+EtcdBinary)
-	cmd.Dir = src
-	// The embedded go.sum verifies every module; -mod=readonly refuses to
-	// change go.mod. The user's GOFLAGS and workspace are not ours.
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return fmt.Errorf("sandbox: build kube-apiserver %s and etcd: %w\n%s", KubernetesVersion, err, strings.TrimSpace(out.String()))
-	}
-	// etcd first, kube-apiserver last: haveAssets needs both.
-	for _, name := range []string{EtcdBinary, KubeAPIServerBinary} {
-		if err := os.Rename(filepath.Join(bin, name), filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("sandbox: assets: %w", err)
-		}
-	}
-	return nil
 }
 
 // writeAssetSource writes the embedded module to dir, go.mod.in as go.mod.

@@ -123,18 +123,18 @@ func TestWriteAssetSource(t *testing.T) {
 // up when its context ends.
 func TestLockFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	unlock, err := lockFile(context.Background(), path)
+	unlock, err := lockFile(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := lockFile(ctx, path); err == nil {
+	if _, err := lockFile(ctx, path, nil); err == nil {
 		t.Fatal("second lock taken while the first is held")
 	}
 	got := make(chan error, 1)
 	go func() {
-		unlock2, err := lockFile(context.Background(), path)
+		unlock2, err := lockFile(context.Background(), path, nil)
 		if err == nil {
 			unlock2()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,9 +33,14 @@ type Options struct {
 	// means EnsureAssets: built on first use into AssetsDir().
 	AssetsDir string
 
-	// StartTimeout bounds how long New waits for the API server to report
-	// ready. Zero means one minute. Building the binaries, if needed, is
-	// not counted.
+	// Progress receives the progress of a build of the binaries, when New
+	// has to build them first (see EnsureAssets). Nil means os.Stderr;
+	// io.Discard says nothing.
+	Progress io.Writer
+
+	// StartTimeout bounds how long New waits for etcd and the API server
+	// to report ready. Zero means one minute. Building the binaries, if
+	// needed, is not counted.
 	StartTimeout time.Duration
 }
 
@@ -63,9 +69,19 @@ type Sandbox struct {
 }
 
 // New starts etcd and kube-apiserver and returns once the API server
-// reports ready. It builds the binaries first if they are not built yet
-// (see EnsureAssets), saying so on stderr. ctx bounds the start only; the
-// sandbox runs until Stop.
+// reports ready; the sandbox runs until Stop. It builds the binaries first
+// if they are not built yet (see EnsureAssets), reporting its progress to
+// Options.Progress.
+//
+// Cancelling ctx stops New, the build included. A deadline on ctx bounds
+// the start only, as Options.StartTimeout does: the build, minutes the
+// first time, runs without it, and the deadline is moved later by the time
+// the build took, so that no deadline chosen for a start of seconds cuts a
+// build short.
+//
+// New also removes the data directories that sandboxes killed before
+// they could stop (SIGKILL) left in the same directory (Options.TempDir),
+// once their owning process is gone.
 func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	log := opts.Logger
 	if log == nil {
@@ -73,8 +89,22 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	}
 	assets := opts.AssetsDir
 	if assets == "" {
-		if assets, err = EnsureAssets(ctx, os.Stderr); err != nil {
+		progress := opts.Progress
+		if progress == nil {
+			progress = os.Stderr
+		}
+		began := time.Now()
+		buildCtx, cancel := withoutDeadline(ctx)
+		assets, err = ensureAssets(buildCtx, progress, true)
+		cancel()
+		if err != nil {
 			return nil, err
+		}
+		if deadline, ok := ctx.Deadline(); ok {
+			ctx, cancel = withoutDeadline(ctx)
+			defer cancel()
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(time.Since(began)))
+			defer cancel()
 		}
 	}
 	timeout := opts.StartTimeout
@@ -84,9 +114,10 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	dir, err := os.MkdirTemp(opts.TempDir, "hubspoke-sandbox-")
+	removeDeadDataDirs(opts.TempDir, log)
+	dir, err := newDataDir(opts.TempDir)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: create data directory: %w", err)
+		return nil, err
 	}
 	s := &Sandbox{log: log, dataDir: dir}
 	defer func() {
@@ -157,6 +188,23 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	}
 	s.injector = startInjector(s.crds, s.net, log)
 	return s, nil
+}
+
+// withoutDeadline returns a context with ctx's values that is cancelled
+// when ctx is cancelled, but not when ctx's deadline (or a parent's)
+// passes. Once that deadline has passed, a later cancellation of a parent
+// of ctx cannot be seen: ctx is done already.
+func withoutDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel(context.Cause(ctx))
+		}
+	})
+	return out, func() {
+		stop()
+		cancel(context.Canceled)
+	}
 }
 
 // socketPath returns where the egress proxy listens: in the data

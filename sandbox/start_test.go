@@ -1,12 +1,20 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +31,23 @@ import (
 
 // TestStart is the package's one sandbox: it checks what a user of Start
 // relies on, then that stopping leaves no files and no goroutines behind.
+// Before it starts, a sandbox in a child process is killed with SIGKILL:
+// its data directory stays, and the start removes it.
 func TestStart(t *testing.T) {
+	tmp := t.TempDir()
+	killed := sandbox.KillChild(t, "sandbox", tmp)
+	if _, err := os.Stat(filepath.Join(killed, "etcd")); err != nil {
+		t.Fatalf("the data directory of the sandbox killed with SIGKILL: %v", err)
+	}
 	before := goroutines.Now()
 	var dataDir string
 	t.Run("running", func(t *testing.T) {
-		s := sandbox.Start(t, sandbox.Options{})
+		s := sandbox.Start(t, sandbox.Options{TempDir: tmp})
 		dataDir = s.DataDir()
 		ctx := context.Background()
+		if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the data directory of the sandbox killed with SIGKILL, after the next start: %v, want it removed", err)
+		}
 
 		fromKubeconfig, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
 		if err != nil {
@@ -90,6 +108,10 @@ func TestStart(t *testing.T) {
 				t.Errorf("caBundle = %q, want the webhook's CA %q", got, wh.CABundle())
 			}
 		})
+
+		t.Run("webhook closes despite connections held open", func(t *testing.T) {
+			testWebhookClose(t, s)
+		})
 	})
 
 	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
@@ -99,6 +121,87 @@ func TestStart(t *testing.T) {
 		"k8s.io/klog/v2.(*flushDaemon)", // started once per process
 		"testing.tRunner"); len(leaked) > 0 {
 		t.Errorf("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+	}
+}
+
+// testWebhookClose: Webhook.Close waits for a request in flight, but not
+// for connections without one (accepted through the pod network or on
+// loopback before their first request, HTTP/2 between requests), which
+// it closes; none of them is an error.
+func testWebhookClose(t *testing.T, s *sandbox.Sandbox) {
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
+	wh, err := s.ServeWebhook("hooks", "held", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			entered <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the API server connects: CONNECT through the pod network,
+	// then nothing yet.
+	proxy, err := net.Dial("unix", strings.TrimPrefix(s.PodNetworkProxy(), "unix://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	pod := net.JoinHostPort(wh.Endpoint().IP().String(), strconv.Itoa(sandbox.DefaultTargetPort))
+	fmt.Fprintf(proxy, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", pod, pod)
+	resp, err := http.ReadResponse(bufio.NewReader(proxy), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT %s: %v %v", pod, resp, err)
+	}
+	// On loopback, a connection that sends nothing.
+	raw, err := net.Dial("tcp", wh.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// An HTTP/2 connection, idle after a request, and a request in
+	// flight on it.
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(wh.CABundle())
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots, ServerName: "held.hooks.svc"},
+		ForceAttemptHTTP2: true,
+	}}
+	defer client.CloseIdleConnections()
+	get := func(path string) (string, error) {
+		resp, err := client.Get("https://" + wh.Addr() + path)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.Proto + " " + string(body), err
+	}
+	if got, err := get("/"); err != nil || got != "HTTP/2.0 ok" {
+		t.Fatalf("GET /: %q, %v; want HTTP/2.0 ok", got, err)
+	}
+	slow := make(chan string, 1)
+	go func() {
+		got, err := get("/slow")
+		if err != nil {
+			got = err.Error()
+		}
+		slow <- got
+	}()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- wh.Close() }()
+	time.Sleep(100 * time.Millisecond) // let Close begin: the request is in flight
+	close(release)
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if got := <-slow; got != "HTTP/2.0 ok" {
+		t.Errorf("the request in flight during Close: %q, want HTTP/2.0 ok", got)
+	}
+	raw.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := raw.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the idle loopback connection after Close: read %d, %v; want it closed", n, err)
 	}
 }
 
