@@ -44,7 +44,7 @@ Each step prints what it checked; the command exits non-zero if any check
 fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), cmd.OutOrStdout())
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), demoOptions{progress: cmd.ErrOrStderr()})
 		},
 	}
 }
@@ -78,7 +78,17 @@ type demoFailure struct{ msg string }
 
 func (e demoFailure) Error() string { return e.msg }
 
-func runDemo(ctx context.Context, out io.Writer) (err error) {
+// demoOptions are what a test changes in the demo.
+type demoOptions struct {
+	// progress receives the progress of a build of the sandbox's
+	// binaries (sandbox.Options.Progress).
+	progress io.Writer
+	// startTimeout bounds the start of etcd and kube-apiserver, never
+	// the build of their binaries; zero means two minutes.
+	startTimeout time.Duration
+}
+
+func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 	start := time.Now()
 	fmt.Fprintln(out, "hubspoke demo: the life of a multi-version CRD, on a local kube-apiserver")
 	d := &demo{out: out}
@@ -101,9 +111,12 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if d.sb, err = sandbox.New(startCtx, sandbox.Options{}); err != nil {
+	if o.startTimeout == 0 {
+		o.startTimeout = 2 * time.Minute
+	}
+	// No deadline on ctx here: the first run builds the binaries, which
+	// takes minutes; StartTimeout bounds the start alone.
+	if d.sb, err = sandbox.New(ctx, sandbox.Options{Progress: o.progress, StartTimeout: o.startTimeout}); err != nil {
 		return err
 	}
 	defer func() {
@@ -119,7 +132,9 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 	d.webhookAddr = wh.Addr()
 	fmt.Fprintf(out, "      kube-apiserver %s at %s; webhook behind Service %s/%s at pod %s (TLS, generated CA)\n",
 		sandbox.KubernetesVersion, d.sb.URL(), svc.Namespace, svc.Name, wh.Endpoint().IP())
-	if err := d.sb.EnsureNamespace(startCtx, demoNamespace); err != nil {
+	nsCtx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	if err := d.sb.EnsureNamespace(nsCtx, demoNamespace); err != nil {
 		return err
 	}
 	if d.crds, err = apiextensionsclient.NewForConfig(d.sb.RESTConfig()); err != nil {

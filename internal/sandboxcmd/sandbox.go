@@ -13,18 +13,24 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/exitcode"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/sandbox"
+	"github.com/hubspoke/hubspoke/schema"
+	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 	"github.com/hubspoke/hubspoke/server"
 )
 
@@ -69,12 +75,12 @@ it cleanly.`,
   KUBECONFIG=... kubectl get widgets.v1alpha1.example.com -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !strings.HasPrefix(path, "/") {
-				return fmt.Errorf("--path %q: want an absolute path such as /convert", path)
+			if err := checkPath(path); err != nil {
+				return exitcode.UsageError{Err: err}
 			}
-			ns, name, ok := strings.Cut(service, "/")
-			if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-				return fmt.Errorf("--service %q: want NAMESPACE/NAME", service)
+			ns, name, err := parseService(service)
+			if err != nil {
+				return exitcode.UsageError{Err: err}
 			}
 			var logger *slog.Logger
 			if verbose {
@@ -126,6 +132,44 @@ is on PATH, so it serves controller-runtime's envtest as KUBEBUILDER_ASSETS.`,
 	}
 }
 
+// checkPath refuses a --path the webhook server cannot serve conversions
+// at: not an absolute URL path, a pattern of http.ServeMux (a method, a
+// host, a wildcard), or one of the server's own paths.
+func checkPath(path string) error {
+	switch {
+	case !strings.HasPrefix(path, "/"):
+		return fmt.Errorf("--path %q: want an absolute path such as /convert", path)
+	case strings.ContainsFunc(path, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '{' || r == '}' || r == '?' || r == '#'
+	}):
+		return fmt.Errorf("--path %q: want a plain URL path such as /convert (no spaces, {wildcards}, query or fragment)", path)
+	case pathpkg.Clean(path) != strings.TrimSuffix(path, "/") && path != "/":
+		return fmt.Errorf("--path %q: want a clean path (%s): the server redirects any other", path, pathpkg.Clean(path))
+	}
+	for _, own := range []string{"/healthz", "/readyz", "/metrics"} {
+		if path == own {
+			return fmt.Errorf("--path %q: the webhook server serves %s itself; choose another path, such as /convert", path, own)
+		}
+	}
+	return nil
+}
+
+// parseService splits --service NAMESPACE/NAME, both names as the API
+// server accepts them.
+func parseService(service string) (namespace, name string, err error) {
+	ns, name, ok := strings.Cut(service, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("--service %q: want NAMESPACE/NAME, such as %s/%s", service, DefaultServiceNamespace, DefaultServiceName)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return "", "", fmt.Errorf("--service %q: namespace %q: %s", service, ns, errs[0])
+	}
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return "", "", fmt.Errorf("--service %q: name %q (a Service name): %s", service, name, errs[0])
+	}
+	return ns, name, nil
+}
+
 type runOptions struct {
 	kubeconfig      string
 	rules, crds     []string
@@ -135,26 +179,23 @@ type runOptions struct {
 }
 
 func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
-	// Load everything that can fail on the user's input before starting.
+	// Load everything that can fail on the user's input before starting:
+	// such a failure is a usage error.
 	var convs []review.Converter
 	for _, path := range o.rules {
 		c, err := rules.LoadFile(path)
 		if err != nil {
-			return fmt.Errorf("--serve: %w", err)
+			return exitcode.UsageError{Err: fmt.Errorf("--serve: %w", err)}
 		}
 		convs = append(convs, c)
 	}
-	var crdObjs = make([]*crdFile, 0, len(o.crds))
-	for _, path := range o.crds {
-		crd, err := sandbox.ReadCRDFile(path)
-		if err != nil {
-			return fmt.Errorf("--crd: %w", err)
-		}
-		crdObjs = append(crdObjs, &crdFile{path: path, name: crd.Name, crd: crd})
+	crdObjs, err := loadCRDs(o.crds)
+	if err != nil {
+		return exitcode.UsageError{Err: err}
 	}
 	if o.kubeconfig != "" {
 		if err := checkReplaceable(o.kubeconfig); err != nil {
-			return err
+			return exitcode.UsageError{Err: err}
 		}
 	}
 
@@ -293,6 +334,34 @@ func serveWebhook(sb *sandbox.Sandbox, out io.Writer, o runOptions, convs []revi
 type crdFile struct {
 	path, name string
 	crd        *apiextensionsv1.CustomResourceDefinition
+}
+
+// loadCRDs reads the --crd files and refuses, before anything starts,
+// what the API server would refuse, each reason at its file and line (the
+// API server's own message quotes whole schemas as Go structures).
+func loadCRDs(paths []string) ([]*crdFile, error) {
+	var out []*crdFile
+	seen := map[string]string{}
+	for _, path := range paths {
+		crd, err := schema.LoadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--crd: %w", err)
+		}
+		name := crd.Object.Name
+		if first, ok := seen[name]; ok {
+			return nil, fmt.Errorf("--crd %s: CustomResourceDefinition %s is also in %s: give each CRD once", path, name, first)
+		}
+		seen[name] = path
+		if refusals := crdvalidation.Validate(crd); len(refusals) > 0 {
+			errs := []error{fmt.Errorf("--crd %s: the API server would refuse CustomResourceDefinition %s:", path, name)}
+			for _, r := range refusals {
+				errs = append(errs, r)
+			}
+			return nil, errors.Join(errs...)
+		}
+		out = append(out, &crdFile{path: path, name: name, crd: crd.Object})
+	}
+	return out, nil
 }
 
 // checkReplaceable refuses to overwrite a kubeconfig that is not one a

@@ -42,7 +42,7 @@ func (b *syncBuffer) String() string {
 }
 
 func hubspoke(ctx context.Context, stdout, stderr *syncBuffer, args ...string) int {
-	return cli.Main(ctx, args, strings.NewReader(""), stdout, stderr, sandboxcmd.NewSandboxCmd)
+	return cli.Main(ctx, args, strings.NewReader(""), stdout, stderr, sandboxcmd.NewSandboxCmd, sandboxcmd.NewDemoCmd)
 }
 
 // TestSandbox runs `hubspoke sandbox --serve ... --crd ...` (the package's
@@ -151,35 +151,90 @@ func TestSandbox(t *testing.T) {
 }
 
 // TestSandboxRefuses covers the command lines rejected before anything
-// starts.
+// starts: usage errors, exit code 2, with a message that names what is
+// wrong and where.
 func TestSandboxRefuses(t *testing.T) {
-	foreign := filepath.Join(t.TempDir(), "config")
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "config")
 	if err := os.WriteFile(foreign, []byte("apiVersion: v1\nkind: Config\ncurrent-context: prod\ncontexts:\n- name: prod\n  context: {cluster: prod}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	widgetCRD, err := os.ReadFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCRD := func(name, old, new string) string {
+		t.Helper()
+		data := strings.Replace(string(widgetCRD), old, new, 1)
+		if data == string(widgetCRD) {
+			t.Fatalf("%s: %q not in the widget CRD", name, old)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// Both versions storage: the API server's message quotes every
+	// version, schemas included, as Go structures.
+	twoStorage := writeCRD("two-storage.yaml", "storage: false", "storage: true")
+	badScope := writeCRD("bad-scope.yaml", "scope: Namespaced", "scope: Everywhere")
+	badType := writeCRD("bad-type.yaml", "served: true", `served: "yes"`)
 	tests := []struct {
 		name       string
 		args       []string
-		wantCode   int
-		wantStderr string
+		wantStderr []string
 	}{
-		{"argument", []string{"sandbox", "extra"}, 2, "unknown command"},
-		{"bad service", []string{"sandbox", "--service", "nons"}, 1, `--service "nons": want NAMESPACE/NAME`},
-		{"relative path", []string{"sandbox", "--path", "convert"}, 1, `--path "convert": want an absolute path`},
-		{"missing rules", []string{"sandbox", "--serve", "nonexistent.yaml"}, 1, "--serve"},
-		{"missing crd", []string{"sandbox", "--crd", "nonexistent.yaml"}, 1, "--crd"},
-		{"foreign kubeconfig", []string{"sandbox", "--kubeconfig", foreign}, 1, "was not written by hubspoke sandbox; refusing to overwrite it"},
-		{"kubeconfig in missing directory", []string{"sandbox", "--kubeconfig", filepath.Join(foreign+".d", "config")}, 1, "--kubeconfig"},
+		{"argument", []string{"sandbox", "extra"}, []string{"unknown command"}},
+		{"service without slash", []string{"sandbox", "--service", "noslash"}, []string{`--service "noslash": want NAMESPACE/NAME`}},
+		{"service with empty name", []string{"sandbox", "--service", "ns/"}, []string{`--service "ns/": want NAMESPACE/NAME`}},
+		{"bad namespace", []string{"sandbox", "--service", "Bad_NS/hook"}, []string{`--service "Bad_NS/hook": namespace "Bad_NS": a lowercase RFC 1123 label`}},
+		{"bad service name", []string{"sandbox", "--service", "ns/9hook"}, []string{`--service "ns/9hook": name "9hook" (a Service name): a DNS-1035 label`}},
+		{"relative path", []string{"sandbox", "--path", "convert"}, []string{`--path "convert": want an absolute path`}},
+		{"method in path", []string{"sandbox", "--path", "POST /convert"}, []string{`--path "POST /convert": want an absolute path`}},
+		{"space in path", []string{"sandbox", "--path", "/con vert"}, []string{`--path "/con vert": want a plain URL path`}},
+		{"wildcard in path", []string{"sandbox", "--path", "/{kind}"}, []string{`--path "/{kind}": want a plain URL path`}},
+		{"unclean path", []string{"sandbox", "--path", "/a//convert"}, []string{`--path "/a//convert": want a clean path (/a/convert)`}},
+		{"the server's own path", []string{"sandbox", "--path", "/healthz"}, []string{`--path "/healthz": the webhook server serves /healthz itself`}},
+		{"missing rules", []string{"sandbox", "--serve", "nonexistent.yaml"}, []string{"--serve", "nonexistent.yaml"}},
+		{"missing crd", []string{"sandbox", "--crd", "nonexistent.yaml"}, []string{"--crd", "nonexistent.yaml"}},
+		{"crd refused by the API server", []string{"sandbox", "--crd", twoStorage}, []string{
+			"--crd " + twoStorage + ": the API server would refuse CustomResourceDefinition widgets.example.com:",
+			twoStorage + ":23: spec.versions: Invalid value:",
+			"must have exactly one version marked as storage version",
+		}},
+		{"crd with a bad scope", []string{"sandbox", "--crd", badScope}, []string{
+			badScope + ":12: spec.scope: Unsupported value: \"Everywhere\"",
+		}},
+		{"crd with a bad type", []string{"sandbox", "--crd", badType}, []string{"--crd: " + badType}},
+		{"crd twice", []string{"sandbox", "--crd", "../../examples/widget/crd.yaml", "--crd", "../../examples/widget/crd.yaml"}, []string{
+			"--crd ../../examples/widget/crd.yaml: CustomResourceDefinition widgets.example.com is also in ../../examples/widget/crd.yaml",
+		}},
+		{"foreign kubeconfig", []string{"sandbox", "--kubeconfig", foreign}, []string{"was not written by hubspoke sandbox; refusing to overwrite it"}},
+		{"kubeconfig in missing directory", []string{"sandbox", "--kubeconfig", filepath.Join(foreign+".d", "config")}, []string{"--kubeconfig"}},
+		{"demo argument", []string{"demo", "extra"}, []string{"unknown command"}},
+		{"demo flag", []string{"demo", "--bogus"}, []string{"unknown flag: --bogus"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr syncBuffer
 			code := hubspoke(context.Background(), &stdout, &stderr, tc.args...)
-			if code != tc.wantCode {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
+			if code != 2 {
+				t.Errorf("exit code %d, want 2 (usage); stderr:\n%s", code, stderr.String())
 			}
-			if !strings.Contains(stderr.String(), tc.wantStderr) {
-				t.Errorf("stderr lacks %q:\n%s", tc.wantStderr, stderr.String())
+			got := stderr.String()
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(got, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, got)
+				}
+			}
+			// One message a user can read: no Go structures, no
+			// kilobytes of schema.
+			if len(got) > 1024 || strings.Contains(got, "apiextensions.") || strings.Contains(got, "(*") {
+				t.Errorf("stderr (%d bytes) dumps Go values:\n%s", len(got), got)
+			}
+			if stdout.String() != "" {
+				t.Errorf("stdout: %q, want nothing (nothing started)", stdout.String())
 			}
 		})
 	}
