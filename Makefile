@@ -1,7 +1,7 @@
 # One obvious way to run things. Every target is plain go commands.
 GO ?= go
 
-.PHONY: test lint race bench demo build sandbox-assets
+.PHONY: test lint race bench demo demo-soak build sandbox-assets
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
 ## path, the race detector on the server and migrate packages, and the demo exactly as
@@ -42,6 +42,20 @@ sandbox-assets:
 ## demo: the README's main job.
 demo:
 	$(GO) run ./cmd/hubspoke demo
+
+## demo-soak: the demo RUNS times in a row (default 50), counting the
+## runs that fail; logs in $(SOAK_DIR). A run whose checks passed must
+## never fail in stopping.
+RUNS ?= 50
+SOAK_DIR ?= $(or $(TMPDIR),/tmp)/hubspoke-demo-soak
+demo-soak: sandbox-assets
+	mkdir -p $(SOAK_DIR)
+	$(GO) build -o $(SOAK_DIR)/hubspoke ./cmd/hubspoke
+	@failed=0; for i in $$(seq $(RUNS)); do \
+		if ! $(SOAK_DIR)/hubspoke demo >$(SOAK_DIR)/run-$$i.log 2>&1; then \
+			failed=$$((failed+1)); echo "run $$i failed: $$(tail -n 1 $(SOAK_DIR)/run-$$i.log)"; \
+		fi; \
+	done; echo "demo-soak: $$failed of $(RUNS) runs failed (logs in $(SOAK_DIR))"; test $$failed -eq 0
 
 ## build: the full CLI and the slim webhook binary.
 build:

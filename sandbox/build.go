@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,7 +109,11 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 // the go command's error and output.
 func buildError(ctx context.Context, err error, out string) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("sandbox: build of kube-apiserver %s and etcd interrupted (%w); run again to resume: the Go build cache keeps what was compiled", KubernetesVersion, context.Cause(ctx))
+		how := "interrupted"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			how = "cut short by its deadline"
+		}
+		return fmt.Errorf("sandbox: build of kube-apiserver %s and etcd %s (%w); run again to resume: the Go build cache keeps what was compiled", KubernetesVersion, how, context.Cause(ctx))
 	}
 	if out = strings.TrimSpace(out); out != "" {
 		return fmt.Errorf("sandbox: build kube-apiserver %s and etcd: %w\n%s", KubernetesVersion, err, out)

@@ -117,7 +117,8 @@ func newAssetsCmd() *cobra.Command {
 runs, building them first if they are not there: go build of k8s.io/kubernetes
 ` + sandbox.KubernetesVersion + ` and etcd from the Go module proxy into a per-version directory
 under the user's cache directory (or $` + sandbox.AssetsEnv + `), several
-minutes the first time. The directory also holds a kubectl symlink when kubectl
+minutes the first time, reporting its progress on stderr (one line rewritten
+in place on a terminal). The directory also holds a kubectl symlink when kubectl
 is on PATH, so it serves controller-runtime's envtest as KUBEBUILDER_ASSETS.`,
 		Example: `  export KUBEBUILDER_ASSETS=$(hubspoke sandbox assets)`,
 		Args:    cobra.NoArgs,
