@@ -94,6 +94,7 @@ it cleanly.`,
 				name:       name,
 				path:       path,
 				logger:     logger,
+				progress:   cmd.ErrOrStderr(),
 			})
 		},
 	}
@@ -177,6 +178,7 @@ type runOptions struct {
 	namespace, name string
 	path            string
 	logger          *slog.Logger
+	progress        io.Writer // of a build of the sandbox's binaries
 }
 
 func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
@@ -200,7 +202,7 @@ func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
 		}
 	}
 
-	sb, err := sandbox.New(ctx, sandbox.Options{Logger: o.logger})
+	sb, err := sandbox.New(ctx, sandbox.Options{Logger: o.logger, Progress: o.progress})
 	if err != nil {
 		return err
 	}
