@@ -297,7 +297,7 @@ func (r *buildReporter) line() string {
 	default:
 		b.WriteString(r.phase)
 		if r.downloads > 0 {
-			fmt.Fprintf(&b, ": %d modules downloaded", r.downloads)
+			fmt.Fprintf(&b, ": %d downloaded", r.downloads)
 		}
 	}
 	if r.last != "" {

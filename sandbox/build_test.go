@@ -212,7 +212,7 @@ func TestBuildReporter(t *testing.T) {
 	plain := run(false, 0)
 	if diff := cmp.Diff(`header
 hubspoke sandbox: 0s downloading modules and listing packages
-hubspoke sandbox: 12s downloading modules and listing packages: 1 modules downloaded (k8s.io/api v0.37.2)
+hubspoke sandbox: 12s downloading modules and listing packages: 1 downloaded (k8s.io/api v0.37.2)
 hubspoke sandbox: 12s compiling packages: 0 of 2
 hubspoke sandbox: 1m12s compiling packages: 1 of 2 (k8s.io/api/core/v1)
 hubspoke sandbox: 1m12s linking kube-apiserver and etcd

@@ -215,10 +215,14 @@ func TestSandboxRefuses(t *testing.T) {
 		{"demo argument", []string{"demo", "extra"}, []string{"unknown command"}},
 		{"demo flag", []string{"demo", "--bogus"}, []string{"unknown flag: --bogus"}},
 	}
+	// Cancelled: a command line that got past the checks would not start
+	// a sandbox (and wait for an interrupt) but fail at once, exit 1.
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr syncBuffer
-			code := hubspoke(context.Background(), &stdout, &stderr, tc.args...)
+			code := hubspoke(cancelled, &stdout, &stderr, tc.args...)
 			if code != 2 {
 				t.Errorf("exit code %d, want 2 (usage); stderr:\n%s", code, stderr.String())
 			}
