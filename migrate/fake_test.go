@@ -45,6 +45,9 @@ type fakeAPI struct {
 	// "verb key" (verb: create, update, status).
 	writeLog []string
 
+	// refuseObject, when set, judges every create and update of an object
+	// (dry run or not) as the API server's validation would.
+	refuseObject func(*unstructured.Unstructured) error
 	// refuseCRD, when set, judges a CRD update as the API server's
 	// validation would: a non-nil error refuses it.
 	refuseCRD func(*apiextensionsv1.CustomResourceDefinition) error
@@ -214,6 +217,11 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 	case clienttesting.CreateActionImpl:
 		u := a.GetObject().(*unstructured.Unstructured)
 		key := u.GetNamespace() + "/" + u.GetName()
+		if f.refuseObject != nil {
+			if err := f.refuseObject(u); err != nil {
+				return true, nil, err
+			}
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if !f.namespaces[u.GetNamespace()] {
@@ -300,6 +308,11 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 	f.mu.Unlock()
 	if f.beforeUpdate != nil {
 		if err := f.beforeUpdate(key, n); err != nil {
+			return true, nil, err
+		}
+	}
+	if f.refuseObject != nil && a.Subresource == "" {
+		if err := f.refuseObject(u); err != nil {
 			return true, nil, err
 		}
 	}
