@@ -338,4 +338,3 @@ func compact(raw []byte) []byte {
 	}
 	return buf.Bytes()
 }
-

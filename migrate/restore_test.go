@@ -162,7 +162,11 @@ func TestRestoreValidatesEveryObjectFirst(t *testing.T) {
 		},
 		{
 			name: "version not served, no rules",
-			edit: func(f *fakeAPI, b *Backup) *Backup { f.crd.Spec.Versions[1].Served = false; f.crd.Spec.Versions[0].Storage, f.crd.Spec.Versions[1].Storage = true, false; return b },
+			edit: func(f *fakeAPI, b *Backup) *Backup {
+				f.crd.Spec.Versions[1].Served = false
+				f.crd.Spec.Versions[0].Storage, f.crd.Spec.Versions[1].Storage = true, false
+				return b
+			},
 			want: []string{"5 problems", "object a/w-000: version v1 is not served by crd widgets.example.com (served: v1alpha1): give the conversion rules to convert it"},
 		},
 		{
