@@ -18,13 +18,13 @@ func TestMigrateCommandsExitCodes(t *testing.T) {
 		wantErr string
 	}{
 		{"migrate without crd", []string{"migrate"}, exitUsage, "accepts 1 arg"},
-		{"migrate bad output", []string{"migrate", "x.example.com", "-o", "yaml"}, exitUsage, `-o "yaml"`},
+		{"migrate bad output", []string{"migrate", "x.example.com", "-o", "wide"}, exitUsage, `-o "wide": want text, json or yaml`},
 		{"migrate bad progress", []string{"migrate", "x.example.com", "--progress", "loud", "--kubeconfig", "nowhere"}, exitUsage, `--progress "loud"`},
 		{"migrate without kubeconfig file", []string{"migrate", "x.example.com", "--kubeconfig", "nowhere.yaml"}, exitUsage, "nowhere.yaml"},
 		{"migrate -n and -A", []string{"migrate", "x.example.com", "-n", "a", "-A"}, exitUsage, "-n a and -A (--all-namespaces) exclude each other"},
 		{"migrate bad dry-run", []string{"migrate", "x.example.com", "--dry-run=maybe"}, exitUsage, `--dry-run "maybe": want none, client or server`},
 		{"backup without --file", []string{"backup", "x.example.com"}, exitUsage, "--file FILE is required"},
-		{"backup -o is a format", []string{"backup", "x.example.com", "--file", "b.jsonl", "-o", "b.jsonl"}, exitUsage, `-o "b.jsonl": want text or json (the backup file is --file)`},
+		{"backup -o is a format", []string{"backup", "x.example.com", "--file", "b.jsonl", "-o", "b.jsonl"}, exitUsage, `-o "b.jsonl": want text, json or yaml (the backup file is --file)`},
 		{"restore without -f", []string{"restore"}, exitUsage, "-f FILE is required"},
 		{"restore missing file", []string{"restore", "-f", "missing.jsonl"}, exitFail, "missing.jsonl"},
 		{"plan upgrade without crd", []string{"plan", "upgrade"}, exitUsage, "needs --crd"},
