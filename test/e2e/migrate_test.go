@@ -1012,4 +1012,27 @@ func TestCLIPlanAndBackup(t *testing.T) {
 	if code, _, errOut := run(string(data), "restore", "-f", "-", "--dry-run=maybe"); code != 2 || !strings.Contains(errOut, `--dry-run "maybe": want none, client or server`) {
 		t.Errorf("restore --dry-run=maybe: exit %d, %s", code, errOut)
 	}
+
+	// plan upgrade --execute -o json: the steps' progress on stderr, one
+	// document on stdout with each step's result.
+	stdout.Reset()
+	stderr.Reset()
+	code = cli.Main(ctx, append(args, "--ca-file", filepath.Join(dir, "ca.crt"), "--execute", "-o", "json"), strings.NewReader(""), &stdout, &stderr)
+	var doc struct {
+		Kind      string `json:"kind"`
+		Completed bool   `json:"completed"`
+		Steps     []struct {
+			Name, Result string
+			Done         bool
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || code != 0 {
+		t.Fatalf("plan --execute -o json: exit %d, %v\n%s%s", code, err, stdout.String(), stderr.String())
+	}
+	if !doc.Completed || doc.Kind != "upgrade" || len(doc.Steps) != 5 || doc.Steps[0].Result != "ok" || !strings.HasPrefix(doc.Steps[4].Result, "done: storedVersions set to [v1]") {
+		t.Errorf("plan --execute -o json: %+v", doc)
+	}
+	if !strings.Contains(stderr.String(), "5. prune storedVersions to [v1]: done") {
+		t.Errorf("progress on stderr:\n%s", stderr.String())
+	}
 }
