@@ -24,8 +24,8 @@ import (
 // The guards of migrate, backup and restore against inputs they were not
 // written for, on the sandbox, through the command line.
 
-// hubspoke runs the command line in this process against the sandbox.
-func hubspoke(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+// migCLI runs the command line in this process against the sandbox.
+func migCLI(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = cli.Main(ctx, append(args, "--kubeconfig", sb.KubeconfigPath()), strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
@@ -83,21 +83,21 @@ func TestRestoreGuardsOnSandbox(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	backup := filepath.Join(dir, "b.jsonl")
-	if code, out, errOut := hubspoke(ctx, "", "backup", e.name, "--file", backup); code != 0 {
+	if code, out, errOut := migCLI(ctx, "", "backup", e.name, "--file", backup); code != 0 {
 		t.Fatalf("backup: exit %d\n%s%s", code, out, errOut)
 	}
 	data := mustRead(t, backup)
 
 	// -n naming a namespace that does not exist: a clear error, nothing
 	// written, for backup and migrate.
-	if code, _, errOut := hubspoke(ctx, "", "backup", e.name, "--file", filepath.Join(dir, "nope.jsonl"), "-n", "nope"); code != 1 ||
+	if code, _, errOut := migCLI(ctx, "", "backup", e.name, "--file", filepath.Join(dir, "nope.jsonl"), "-n", "nope"); code != 1 ||
 		errOut != "error: backup "+e.name+": namespace nope not found: no object of crd "+e.name+" can be in it\n" {
 		t.Errorf("backup -n nope: exit %d, %q", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "nope.jsonl")); !os.IsNotExist(err) {
 		t.Errorf("backup -n nope wrote a file: %v", err)
 	}
-	if code, _, errOut := hubspoke(ctx, "", "migrate", e.name, "-n", "nope", "--checkpoint", "-"); code != 1 ||
+	if code, _, errOut := migCLI(ctx, "", "migrate", e.name, "-n", "nope", "--checkpoint", "-"); code != 1 ||
 		errOut != "error: migrate "+e.name+": namespace nope not found: no object of crd "+e.name+" can be in it\n" {
 		t.Errorf("migrate -n nope: exit %d, %q", code, errOut)
 	}
@@ -188,7 +188,7 @@ func TestRestoreGuardsOnSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := hubspoke(ctx, tt.data, append([]string{"restore", "-f", "-"}, tt.args...)...)
+			code, out, errOut := migCLI(ctx, tt.data, append([]string{"restore", "-f", "-"}, tt.args...)...)
 			if code != 1 {
 				t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
 			}
@@ -205,11 +205,11 @@ func TestRestoreGuardsOnSandbox(t *testing.T) {
 	}
 
 	// The backup as taken restores, and a second restore changes nothing.
-	if code, out, errOut := hubspoke(ctx, data, "restore", "-f", "-", "-o", "json"); code != 0 ||
+	if code, out, errOut := migCLI(ctx, data, "restore", "-f", "-", "-o", "json"); code != 0 ||
 		!strings.Contains(out, `"created": 1`) || !strings.Contains(out, `"updated": 1`) || !strings.Contains(out, `"unchanged": 6`) {
 		t.Errorf("restore: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := hubspoke(ctx, data, "restore", "-f", "-"); code != 0 || !strings.Contains(out, "restored: 0 created, 0 updated, 8 unchanged") {
+	if code, out, errOut := migCLI(ctx, data, "restore", "-f", "-"); code != 0 || !strings.Contains(out, "restored: 0 created, 0 updated, 8 unchanged") {
 		t.Errorf("second restore: exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -234,7 +234,7 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		code, out, errOut := hubspoke(ctx, "", args...)
+		code, out, errOut := migCLI(ctx, "", args...)
 		done <- result{code, out, errOut}
 	}()
 	select {
@@ -259,7 +259,7 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 		t.Fatalf("checkpoint %+v, %v; want 150 objects done", saved, err)
 	}
 
-	code, out, errOut := hubspoke(context.Background(), "", args...)
+	code, out, errOut := migCLI(context.Background(), "", args...)
 	if code != 0 || !strings.Contains(out, "300 objects at storage version v1") || !strings.Contains(out, "150 done by an earlier run") {
 		t.Fatalf("the run again: exit %d\n%s%s", code, out, errOut)
 	}
