@@ -159,7 +159,13 @@ func (s *static) ruleVersions() {
 	for _, sp := range rs.Spokes {
 		declared[sp.Version] = true
 		if c.Version(sp.Version) == nil {
-			s.add(Finding{Check: CheckVersions, From: sp.Version, Message: fmt.Sprintf("spoke %s is not a version of the CRD (versions %v)", sp.Version, c.VersionNames()), Pos: rulePos(rs, sp.Line)})
+			// A revision of the CRD that drops a version still needs
+			// its spoke while objects are stored in it (until a
+			// migration and storedVersions say none is): a warning. A
+			// misspelled spoke leaves a CRD version without one, which
+			// is the error below.
+			s.add(Finding{Check: CheckVersions, Severity: SeverityWarning, From: sp.Version, Pos: rulePos(rs, sp.Line),
+				Message: fmt.Sprintf("spoke %s is not a version of the CRD (versions %v): it converts objects still stored in %s, if any; remove it once status.storedVersions no longer lists %s", sp.Version, c.VersionNames(), sp.Version, sp.Version)})
 		}
 	}
 	for _, v := range c.Versions() {

@@ -163,7 +163,7 @@ func TestStatic(t *testing.T) {
 			name: "version not in the rules",
 			crd:  []string{"  - name: v1beta1\n", "  - name: v1beta2\n"},
 			want: []key{
-				{Check: CheckVersions, From: "v1beta1", Severity: SeverityError},
+				{Check: CheckVersions, From: "v1beta1", Severity: SeverityWarning},
 				{Check: CheckVersions, From: "v1beta2", Severity: SeverityError},
 			},
 		},

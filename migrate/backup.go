@@ -10,15 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"slices"
 	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // BackupAPIVersion and BackupKind head every backup file.
@@ -31,7 +32,10 @@ const (
 //
 //	{"apiVersion":"hubspoke.dev/v1alpha1","kind":"Backup","crd":"widgets.example.com","version":"v1",...}
 //	{"sha256":"<hex of the object's bytes>","object":{...}}
-//	{"count":2,"sha256":"<hex of every object's bytes, each followed by a newline>"}
+//	{"count":2,"header":"<hex of the header's bytes>","sha256":"<hex of every object's bytes, each followed by a newline>"}
+//
+// Every checksum is over compact JSON (json.Compact), so that whitespace
+// is not a difference.
 
 // BackupHeader is the first line of a backup file.
 type BackupHeader struct {
@@ -41,6 +45,10 @@ type BackupHeader struct {
 	CRD     string    `json:"crd"`
 	Version string    `json:"version"`
 	Created time.Time `json:"created"`
+	// Namespace and LabelSelector say the backup holds part of the CRD's
+	// objects: those of one namespace, or those selected.
+	Namespace     string `json:"namespace,omitempty"`
+	LabelSelector string `json:"labelSelector,omitempty"`
 	// Definition is the CRD as it was (for the record, and to restore it).
 	Definition json.RawMessage `json:"definition,omitempty"`
 }
@@ -52,6 +60,7 @@ type backupLine struct {
 
 type backupTrailer struct {
 	Count  int    `json:"count"`
+	Header string `json:"header"`
 	SHA256 string `json:"sha256"`
 }
 
@@ -59,8 +68,20 @@ type backupTrailer struct {
 type Backup struct {
 	Header  BackupHeader
 	Objects []json.RawMessage
-	// SHA256 covers every object, each followed by a newline.
-	SHA256 string
+	// SHA256 covers every object, each followed by a newline;
+	// HeaderSHA256 the header.
+	SHA256       string
+	HeaderSHA256 string
+
+	lines []int // the line of each object in the file, when read from one
+}
+
+// line returns "backup line N: " for object i when known.
+func (b *Backup) line(i int) string {
+	if i < len(b.lines) {
+		return fmt.Sprintf("backup line %d: ", b.lines[i])
+	}
+	return ""
 }
 
 // BackupOptions configures WriteBackup.
@@ -70,10 +91,18 @@ type BackupOptions struct {
 	// Version to read the objects at (default: the storage version).
 	Version string
 	// Namespace, when set, limits the backup to one namespace (default:
-	// every namespace).
+	// every namespace). A namespace that does not exist is an error
+	// (*NamespaceError), and so is a namespace for a cluster-scoped CRD.
 	Namespace string
+	// LabelSelector, when set, limits the backup to the objects it
+	// selects (kubectl's -l syntax).
+	LabelSelector string
 	// PageSize of the LIST (default DefaultPageSize).
 	PageSize int64
+	// Progress, when set, is called after every page with the objects
+	// written so far and the total expected (listed plus the API server's
+	// remainingItemCount).
+	Progress func(done, total int)
 }
 
 // VersionError says a version is not one the CRD serves.
@@ -118,9 +147,15 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
+	if _, err := labels.Parse(opts.LabelSelector); err != nil {
+		return nil, fmt.Errorf("backup: label selector %q: %w", opts.LabelSelector, err)
+	}
 	crd, err := GetCRD(ctx, opts.Client, opts.CRD)
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
+	}
+	if err := checkNamespace(ctx, opts.Client, crd, opts.Namespace); err != nil {
+		return nil, fmt.Errorf("backup %s: %w", opts.CRD, err)
 	}
 	version := opts.Version
 	if version == "" {
@@ -141,7 +176,13 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	if err := enc.Encode(BackupHeader{APIVersion: BackupAPIVersion, Kind: BackupKind, CRD: opts.CRD, Version: version, Created: time.Now().UTC().Truncate(time.Second), Definition: defJSON}); err != nil {
+	header, err := json.Marshal(BackupHeader{APIVersion: BackupAPIVersion, Kind: BackupKind, CRD: opts.CRD, Version: version,
+		Created: time.Now().UTC().Truncate(time.Second), Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, Definition: defJSON})
+	if err != nil {
+		return nil, fmt.Errorf("backup: encode header: %w", err)
+	}
+	headerSum := sha256.Sum256(header)
+	if _, err := bw.Write(append(header, '\n')); err != nil {
 		return nil, fmt.Errorf("backup: write: %w", err)
 	}
 	total := sha256.New()
@@ -149,7 +190,7 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	client := listClient(opts.Client, crd, version, opts.Namespace)
 	cont := ""
 	for {
-		list, err := client.List(ctx, metav1.ListOptions{Limit: opts.PageSize, Continue: cont})
+		list, err := client.List(ctx, metav1.ListOptions{Limit: opts.PageSize, Continue: cont, LabelSelector: opts.LabelSelector})
 		if err != nil {
 			return nil, fmt.Errorf("backup %s: list at %s: %w", opts.CRD, version, err)
 		}
@@ -166,12 +207,20 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 			total.Write([]byte{'\n'})
 			count++
 		}
-		if cont = list.GetContinue(); cont == "" {
+		cont = list.GetContinue()
+		if opts.Progress != nil {
+			expected := count
+			if rc := list.GetRemainingItemCount(); rc != nil && cont != "" {
+				expected += int(*rc)
+			}
+			opts.Progress(count, expected)
+		}
+		if cont == "" {
 			break
 		}
 	}
 	res := &BackupResult{Count: count, SHA256: hex.EncodeToString(total.Sum(nil)), Version: version}
-	if err := enc.Encode(backupTrailer{Count: count, SHA256: res.SHA256}); err != nil {
+	if err := enc.Encode(backupTrailer{Count: count, Header: hex.EncodeToString(headerSum[:]), SHA256: res.SHA256}); err != nil {
 		return nil, fmt.Errorf("backup: write: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -180,8 +229,9 @@ func WriteBackup(ctx context.Context, w io.Writer, opts BackupOptions) (*BackupR
 	return res, nil
 }
 
-// ReadBackup reads a backup file and verifies every checksum and the count.
-// Errors name the line.
+// ReadBackup reads a backup file and verifies it: the header's checksum,
+// every object's, the count, the total, and that no object (namespace and
+// name) is there twice. Errors name the line.
 func ReadBackup(r io.Reader) (*Backup, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -190,6 +240,7 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 		line    int
 		total   = sha256.New()
 		trailer *backupTrailer
+		seen    = map[string]int{} // namespace/name -> line
 	)
 	for sc.Scan() {
 		line++
@@ -207,11 +258,14 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 			if b.Header.APIVersion != BackupAPIVersion || b.Header.Kind != BackupKind {
 				return nil, fmt.Errorf("backup line 1: got apiVersion %q kind %q, want %s %s", b.Header.APIVersion, b.Header.Kind, BackupAPIVersion, BackupKind)
 			}
+			sum := sha256.Sum256(compact(text))
+			b.HeaderSHA256 = hex.EncodeToString(sum[:])
 			continue
 		}
 		var probe struct {
 			Object json.RawMessage `json:"object"`
 			Count  *int            `json:"count"`
+			Header *string         `json:"header"`
 			SHA256 string          `json:"sha256"`
 		}
 		if err := json.Unmarshal(text, &probe); err != nil {
@@ -221,7 +275,10 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 			if probe.Count == nil {
 				return nil, fmt.Errorf("backup line %d: neither an object nor the trailer", line)
 			}
-			trailer = &backupTrailer{Count: *probe.Count, SHA256: probe.SHA256}
+			if probe.Header == nil {
+				return nil, fmt.Errorf("backup line %d: the trailer has no checksum of the header: a backup written before hubspoke covered its header cannot be verified; take a new backup", line)
+			}
+			trailer = &backupTrailer{Count: *probe.Count, Header: *probe.Header, SHA256: probe.SHA256}
 			continue
 		}
 		obj := compact(probe.Object)
@@ -232,9 +289,25 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 		if got := hex.EncodeToString(sum[:]); got != probe.SHA256 {
 			return nil, fmt.Errorf("backup line %d: checksum %s, want %s: the object was altered", line, got, probe.SHA256)
 		}
+		head, err := apirules.ReadHead(obj)
+		if err != nil {
+			return nil, fmt.Errorf("backup line %d: %w", line, err)
+		}
+		if len(head.Name) == 0 {
+			return nil, fmt.Errorf("backup line %d: the object has no metadata.name", line)
+		}
+		key := string(head.Name)
+		if len(head.Namespace) > 0 {
+			key = string(head.Namespace) + "/" + key
+		}
+		if first, ok := seen[key]; ok {
+			return nil, fmt.Errorf("backup line %d: object %s again (first on line %d): a backup holds each object once", line, key, first)
+		}
+		seen[key] = line
 		total.Write(obj)
 		total.Write([]byte{'\n'})
 		b.Objects = append(b.Objects, obj)
+		b.lines = append(b.lines, line)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("backup line %d: %w", line+1, err)
@@ -244,6 +317,9 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 	}
 	if trailer == nil {
 		return nil, fmt.Errorf("backup: no trailer after %d objects: the file is truncated", len(b.Objects))
+	}
+	if trailer.Header != b.HeaderSHA256 {
+		return nil, fmt.Errorf("backup line 1: header checksum %s, the trailer says %s: the header was altered", b.HeaderSHA256, trailer.Header)
 	}
 	if trailer.Count != len(b.Objects) {
 		return nil, fmt.Errorf("backup: %d objects, the trailer says %d", len(b.Objects), trailer.Count)
@@ -261,211 +337,4 @@ func compact(raw []byte) []byte {
 		return raw
 	}
 	return buf.Bytes()
-}
-
-// Converter converts the JSON of an object to toAPIVersion
-// ("group/version"); *convert.Converter satisfies it.
-type Converter interface {
-	Convert(dst, obj []byte, toAPIVersion string) ([]byte, error)
-}
-
-// RestoreOptions configures Restore.
-type RestoreOptions struct {
-	Client dynamic.Interface
-	// CRD overrides the CRD named in the backup.
-	CRD string
-	// Converter converts objects whose version the CRD no longer serves to
-	// its storage version. Without it such objects fail the restore.
-	Converter Converter
-	// Progress, when set, is called after every object.
-	Progress func(RestoreResult)
-	// DryRun sends every write with dryRun=All: each object is validated
-	// and admitted as the real restore would write it, nothing is stored
-	// (the status of an object a dry run creates is not sent: the object
-	// does not exist for its status to be written to).
-	DryRun bool
-	// ListOnly reads and compares each object and writes nothing: the
-	// counts are what a restore would do.
-	ListOnly bool
-}
-
-// RestoreResult counts what Restore did.
-type RestoreResult struct {
-	Created, Updated, Unchanged, Converted int
-}
-
-// Restore writes every object of b back: created when missing, updated
-// when its content differs, left alone when equal, so running it twice
-// changes nothing the second time. Objects at a version the CRD no longer
-// serves are converted to the storage version with opts.Converter.
-func Restore(ctx context.Context, b *Backup, opts RestoreOptions) (*RestoreResult, error) {
-	name := opts.CRD
-	if name == "" {
-		name = b.Header.CRD
-	}
-	crd, err := GetCRD(ctx, opts.Client, name)
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	storage, err := storageVersion(crd)
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	res := &RestoreResult{}
-	var dryRun []string
-	if opts.DryRun {
-		dryRun = []string{metav1.DryRunAll}
-	}
-	for _, raw := range b.Objects {
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			return res, fmt.Errorf("restore: decode object: %w", err)
-		}
-		named := func(err error) error {
-			return fmt.Errorf("restore: %w", &ObjectError{Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err})
-		}
-		group, version, _ := strings.Cut(obj.GetAPIVersion(), "/")
-		if group != crd.Spec.Group {
-			return res, named(fmt.Errorf("apiVersion %s is not of group %s", obj.GetAPIVersion(), crd.Spec.Group))
-		}
-		if !isServed(crd, version) {
-			if opts.Converter == nil {
-				return res, named(fmt.Errorf("version %s is not served by crd %s: give the conversion rules to convert it", version, name))
-			}
-			out, err := opts.Converter.Convert(nil, raw, group+"/"+storage)
-			if err != nil {
-				return res, named(fmt.Errorf("convert %s to %s: %w", version, storage, err))
-			}
-			obj = &unstructured.Unstructured{}
-			if err := obj.UnmarshalJSON(out); err != nil {
-				return res, named(fmt.Errorf("decode converted object: %w", err))
-			}
-			version = storage
-			res.Converted++
-		}
-		stripServerFields(obj)
-		client := objectClient(opts.Client, crd, version, obj.GetNamespace())
-		status, hasStatus := obj.Object["status"]
-		statusSub := hasStatusSubresource(crd, version)
-		live, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		switch {
-		case err == nil:
-			if sameContent(live, obj) {
-				res.Unchanged++
-				break
-			}
-			if opts.ListOnly {
-				res.Updated++
-				break
-			}
-			obj.SetResourceVersion(live.GetResourceVersion())
-			out, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dryRun})
-			if err != nil {
-				return res, named(fmt.Errorf("update: %w", err))
-			}
-			if hasStatus && statusSub && !reflect.DeepEqual(out.Object["status"], status) {
-				out.Object["status"] = status
-				if _, err := client.UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dryRun}); err != nil {
-					return res, named(fmt.Errorf("update status: %w", err))
-				}
-			}
-			res.Updated++
-		case isNotFound(err):
-			if opts.ListOnly {
-				res.Created++
-				break
-			}
-			out, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: dryRun})
-			if err != nil {
-				return res, named(fmt.Errorf("create: %w", err))
-			}
-			if hasStatus && statusSub && !opts.DryRun {
-				out.Object["status"] = status
-				if _, err := client.UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
-					return res, named(fmt.Errorf("restore status: %w", err))
-				}
-			}
-			res.Created++
-		default:
-			return res, named(fmt.Errorf("get: %w", err))
-		}
-		if opts.Progress != nil {
-			opts.Progress(*res)
-		}
-	}
-	return res, nil
-}
-
-// stripServerFields removes the metadata the API server owns.
-func stripServerFields(obj *unstructured.Unstructured) {
-	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
-		unstructured.RemoveNestedField(obj.Object, "metadata", f)
-	}
-}
-
-// Content returns the parts of an object a restore writes: everything but
-// the metadata the API server owns. Two objects with equal Content are the
-// same object as far as a backup is concerned.
-func Content(obj *unstructured.Unstructured) map[string]any {
-	c := obj.DeepCopy()
-	stripServerFields(c)
-	return c.Object
-}
-
-func sameContent(live, want *unstructured.Unstructured) bool {
-	return reflect.DeepEqual(Content(live), Content(want))
-}
-
-// ChangedSince lists, as namespace/name, the objects of b that exist now
-// with another content than b holds: the ones a restore of b overwrites.
-// Objects are compared at the backup's version when the CRD still serves
-// it, else by resourceVersion (any write since the backup counts).
-func ChangedSince(ctx context.Context, dyn dynamic.Interface, b *Backup, crdName string) ([]string, error) {
-	if crdName == "" {
-		crdName = b.Header.CRD
-	}
-	crd, err := GetCRD(ctx, dyn, crdName)
-	if err != nil {
-		return nil, err
-	}
-	version, byRV := b.Header.Version, false
-	if !isServed(crd, version) {
-		byRV = true
-		if version, err = storageVersion(crd); err != nil {
-			return nil, err
-		}
-	}
-	live := map[string]*unstructured.Unstructured{}
-	client := listClient(dyn, crd, version, "")
-	cont := ""
-	for {
-		list, err := client.List(ctx, metav1.ListOptions{Limit: DefaultPageSize, Continue: cont})
-		if err != nil {
-			return nil, fmt.Errorf("list %s at %s: %w", crdName, version, err)
-		}
-		for i := range list.Items {
-			live[objectKey(&list.Items[i])] = &list.Items[i]
-		}
-		if cont = list.GetContinue(); cont == "" {
-			break
-		}
-	}
-	var changed []string
-	for _, raw := range b.Objects {
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			return nil, fmt.Errorf("decode backed-up object: %w", err)
-		}
-		key := objectKey(obj)
-		l, ok := live[key]
-		switch {
-		case !ok:
-		case byRV && l.GetResourceVersion() != obj.GetResourceVersion():
-			changed = append(changed, key)
-		case !byRV && !sameContent(l, obj):
-			changed = append(changed, key)
-		}
-	}
-	slices.Sort(changed)
-	return changed, nil
 }

@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -13,7 +14,7 @@ import (
 )
 
 // renameConverter converts widgets between v1alpha1 (spec.replicas) and v1
-// (spec.size).
+// (spec.size), both ways.
 type renameConverter struct{}
 
 func (renameConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
@@ -22,11 +23,13 @@ func (renameConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
 		return nil, err
 	}
 	spec, _ := m["spec"].(map[string]any)
-	if to == testGroup+"/v1" && spec != nil {
-		if v, ok := spec["replicas"]; ok {
-			spec["size"] = v
-			delete(spec, "replicas")
-		}
+	from, into := "replicas", "size"
+	if to == testGroup+"/v1alpha1" {
+		from, into = into, from
+	}
+	if v, ok := spec[from]; ok && spec != nil {
+		spec[into] = v
+		delete(spec, from)
 	}
 	m["apiVersion"] = to
 	out, err := json.Marshal(m)
@@ -214,3 +217,5 @@ func TestBackupVersionAndNamespace(t *testing.T) {
 		}
 	}
 }
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

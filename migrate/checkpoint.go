@@ -17,6 +17,7 @@ import (
 type Checkpoint struct {
 	CRD                string `json:"crd"`
 	Namespace          string `json:"namespace,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
 	UID                string `json:"uid"`
 	StorageVersion     string `json:"storageVersion"`
 	CRDResourceVersion string `json:"crdResourceVersion"`
@@ -67,6 +68,26 @@ func (cp *Checkpoint) Save(path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+// checkWritable tells whether Save can write path: a file can be created
+// in its directory (Save writes a temporary file there, then renames it)
+// and path is not a directory.
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("checkpoint %s is a directory", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("checkpoint %s cannot be written: %w", path, err)
+	}
+	name := tmp.Name()
+	cerr := tmp.Close()
+	rerr := os.Remove(name)
+	if err := errors.Join(cerr, rerr); err != nil {
+		return fmt.Errorf("checkpoint %s cannot be written: %w", path, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -129,4 +130,44 @@ func listClient(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefini
 		return r.Namespace(namespace)
 	}
 	return r
+}
+
+// NamespaceResource is the resource through which namespaces are read.
+var NamespaceResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// NamespaceError says a namespace given to limit a run cannot be used: it
+// does not exist, or the CRD is cluster-scoped.
+type NamespaceError struct {
+	Namespace string
+	CRD       string
+	// ClusterScoped: the CRD's objects have no namespace.
+	ClusterScoped bool
+}
+
+func (e *NamespaceError) Error() string {
+	if e.ClusterScoped {
+		return fmt.Sprintf("crd %s is cluster-scoped: its objects have no namespace, so namespace %s selects nothing (leave -n out)", e.CRD, e.Namespace)
+	}
+	return fmt.Sprintf("namespace %s not found: no object of crd %s can be in it", e.Namespace, e.CRD)
+}
+
+// checkNamespace fails with a *NamespaceError when namespace is set and
+// does not exist, or the CRD is cluster-scoped. A client not allowed to
+// read namespaces (a user whose rights end at a namespace) cannot tell,
+// and goes on.
+func checkNamespace(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, namespace string) error {
+	if namespace == "" {
+		return nil
+	}
+	if !namespaced(crd) {
+		return &NamespaceError{Namespace: namespace, CRD: crd.Name, ClusterScoped: true}
+	}
+	_, err := dyn.Resource(NamespaceResource).Get(ctx, namespace, metav1.GetOptions{})
+	switch {
+	case err == nil, apierrors.IsForbidden(err):
+		return nil
+	case apierrors.IsNotFound(err):
+		return &NamespaceError{Namespace: namespace, CRD: crd.Name}
+	}
+	return fmt.Errorf("get namespace %s: %w", namespace, err)
 }

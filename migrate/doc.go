@@ -17,12 +17,17 @@
 //     storage version alone, with the CRD's resourceVersion from the start of
 //     the run as a precondition: if the CRD changed meanwhile nothing is
 //     pruned and the Result says why.
-//   - Backup and Restore save and restore every object of a CRD with a count
-//     and SHA-256 checksums; Restore is idempotent and converts objects whose
-//     version is no longer served with a convert.Converter.
+//   - WriteBackup and Restore save and restore every object of a CRD with a
+//     count and SHA-256 checksums (of the header too; ReadBackup refuses an
+//     object there twice). Restore validates every object, and dry-runs a
+//     sample, before its first write; it is idempotent and converts objects
+//     whose version is no longer served with a convert.Converter.
+//     ChangedSince lists the objects changed since a backup, by content at
+//     the backup's version, through the conversions.
 //   - PlanUpgrade and PlanRollback compute the ordered, gated steps of an
-//     upgrade or a rollback; Plan.Execute runs them, stopping at the first
-//     step whose gate fails.
+//     upgrade or a rollback; Plan.Execute measures every gate before the
+//     first change (and changes nothing if one fails), then runs the steps,
+//     stopping at the first step whose gate does not pass.
 //
 // Every function takes a dynamic client: the CRD itself is read and written
 // as apiextensions.k8s.io/v1 customresourcedefinitions through it, so a

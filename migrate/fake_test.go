@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -35,7 +37,17 @@ type fakeAPI struct {
 	writes  map[string]int            // key -> writes that reached storage
 	updates int                       // update requests on objects
 	dryRuns int                       // dry-run updates of the CRD
+	// namespaces exist; put adds the namespace of each object it stores.
+	namespaces map[string]bool
+	// forbidNamespaces answers 403 to every read of a namespace.
+	forbidNamespaces bool
+	// writeLog records every write that reached storage, in order, as
+	// "verb key" (verb: create, update, status).
+	writeLog []string
 
+	// refuseObject, when set, judges every create and update of an object
+	// (dry run or not) as the API server's validation would.
+	refuseObject func(*unstructured.Unstructured) error
 	// refuseCRD, when set, judges a CRD update as the API server's
 	// validation would: a non-nil error refuses it.
 	refuseCRD func(*apiextensionsv1.CustomResourceDefinition) error
@@ -72,7 +84,7 @@ func newFakeAPI(storage string, storedVersions []string, served ...string) *fake
 			Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 		})
 	}
-	return &fakeAPI{rv: 1, crd: crd, objs: map[string]map[string]any{}, stored: map[string]string{}, writes: map[string]int{}}
+	return &fakeAPI{rv: 1, crd: crd, objs: map[string]map[string]any{}, stored: map[string]string{}, writes: map[string]int{}, namespaces: map[string]bool{}}
 }
 
 // add stores n objects w-000.. in namespace ns at version.
@@ -92,6 +104,7 @@ func (f *fakeAPI) put(ns, name, version string, body map[string]any) {
 	key := ns + "/" + name
 	f.objs[key] = obj
 	f.stored[key] = version
+	f.namespaces[ns] = true
 }
 
 func (f *fakeAPI) storage() string {
@@ -158,6 +171,21 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 		obj, err := f.reactCRD(action)
 		return true, obj, err
 	}
+	if gvr == NamespaceResource {
+		a, ok := action.(clienttesting.GetActionImpl)
+		if !ok {
+			return true, nil, fmt.Errorf("unexpected namespace action %T", action)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		switch {
+		case f.forbidNamespaces:
+			return true, nil, apierrors.NewForbidden(gvr.GroupResource(), a.GetName(), errors.New("no access"))
+		case !f.namespaces[a.GetName()]:
+			return true, nil, apierrors.NewNotFound(gvr.GroupResource(), a.GetName())
+		}
+		return true, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": a.GetName()}}}, nil
+	}
 	if gvr.Group != testGroup {
 		return true, nil, fmt.Errorf("unexpected resource %v", gvr)
 	}
@@ -189,8 +217,20 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 	case clienttesting.CreateActionImpl:
 		u := a.GetObject().(*unstructured.Unstructured)
 		key := u.GetNamespace() + "/" + u.GetName()
+		if f.refuseObject != nil {
+			if err := f.refuseObject(u); err != nil {
+				return true, nil, err
+			}
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if !f.namespaces[u.GetNamespace()] {
+			return true, nil, apierrors.NewNotFound(NamespaceResource.GroupResource(), u.GetNamespace())
+		}
+		if slices.Contains(a.GetCreateOptions().DryRun, metav1.DryRunAll) {
+			f.dryRuns++
+			return true, u.DeepCopy(), nil
+		}
 		if _, ok := f.objs[key]; ok {
 			return true, nil, apierrors.NewAlreadyExists(gvr.GroupResource(), u.GetName())
 		}
@@ -204,6 +244,7 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 		f.objs[key] = obj
 		f.stored[key] = f.storage()
 		f.writes[key]++
+		f.writeLog = append(f.writeLog, "create "+key)
 		return true, f.at(obj, gvr.Version), nil
 	case clienttesting.DeleteActionImpl:
 		f.mu.Lock()
@@ -227,11 +268,16 @@ func (f *fakeAPI) list(version, ns string, opts metav1.ListOptions) (bool, runti
 			return true, nil, err
 		}
 	}
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return true, nil, apierrors.NewBadRequest(err.Error())
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	keys := make([]string, 0, len(f.objs))
-	for k := range f.objs {
-		if ns == "" || strings.HasPrefix(k, ns+"/") {
+	for k, o := range f.objs {
+		lbls, _, _ := unstructured.NestedStringMap(o, "metadata", "labels")
+		if (ns == "" || strings.HasPrefix(k, ns+"/")) && sel.Matches(labels.Set(lbls)) {
 			keys = append(keys, k)
 		}
 	}
@@ -262,6 +308,11 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 	f.mu.Unlock()
 	if f.beforeUpdate != nil {
 		if err := f.beforeUpdate(key, n); err != nil {
+			return true, nil, err
+		}
+	}
+	if f.refuseObject != nil && a.Subresource == "" {
+		if err := f.refuseObject(u); err != nil {
 			return true, nil, err
 		}
 	}
@@ -297,6 +348,11 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 	f.objs[key] = next
 	f.stored[key] = f.storage()
 	f.writes[key]++
+	verb := "update "
+	if a.Subresource == "status" {
+		verb = "status "
+	}
+	f.writeLog = append(f.writeLog, verb+key)
 	return true, f.at(next, gvr.Version), nil
 }
 

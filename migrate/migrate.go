@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 )
@@ -36,7 +37,12 @@ type Options struct {
 	// Namespace, when set, limits the run to one namespace (default: every
 	// namespace). storedVersions is never pruned after a run limited to a
 	// namespace: objects elsewhere may still be stored at older versions.
+	// A namespace that does not exist is an error (*NamespaceError), and
+	// so is a namespace given for a cluster-scoped CRD.
 	Namespace string
+	// LabelSelector, when set, limits the run to the objects it selects
+	// (kubectl's -l syntax); storedVersions is then never pruned either.
+	LabelSelector string
 	// Client reaches the API server (required).
 	Client dynamic.Interface
 	// Concurrency is how many objects are written at once (default
@@ -58,7 +64,8 @@ type Options struct {
 	ListOnly bool
 	// Checkpoint, when set, is a file recording the progress of the run
 	// after every page; a later run with the same file resumes after the
-	// last completed page. It is removed when the run completes.
+	// last completed page. It is removed when the run completes. Migrate
+	// checks that it can write there before it writes any object.
 	Checkpoint string
 	// Prune sets status.storedVersions to the storage version alone once
 	// every object was rewritten, unless the CRD changed since the run
@@ -218,6 +225,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	if opts.ListOnly {
 		opts.DryRun = true
 	}
+	if _, err := labels.Parse(opts.LabelSelector); err != nil {
+		return nil, fmt.Errorf("migrate: label selector %q: %w", opts.LabelSelector, err)
+	}
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.sleep == nil {
 		opts.sleep = realSleep
@@ -242,6 +252,9 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	r.rw = r.storage
+	if err := r.retry(ctx, "get namespace", func() error { return checkNamespace(ctx, opts.Client, r.crd, opts.Namespace) }); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
+	}
 	r.allCurrent = slices.Equal(r.crd.Status.StoredVersions, []string{r.storage})
 	r.drop = map[string]bool{}
 	for _, v := range opts.DropManagedFields {
@@ -259,14 +272,20 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 
-	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
+	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
 	if opts.Checkpoint != "" && !opts.DryRun {
-		old, err := LoadCheckpoint(opts.Checkpoint)
+		// Before the first write: a run that cannot save its progress
+		// must not start.
+		err := checkWritable(opts.Checkpoint)
+		var old *Checkpoint
+		if err == nil {
+			old, err = LoadCheckpoint(opts.Checkpoint)
+		}
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 		case old == nil:
-		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
+		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.LabelSelector != cp.LabelSelector || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
 			r.log.Info("migrate: checkpoint is for another state of the crd, starting over", "checkpoint", opts.Checkpoint,
 				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdResourceVersion", old.CRDResourceVersion)
 		default:
@@ -285,9 +304,12 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		res.PruneMessage = "dry run: nothing pruned"
 		return finish(nil)
 	}
-	if opts.Prune && opts.Namespace != "" {
+	switch {
+	case opts.Prune && opts.Namespace != "":
 		res.PruneMessage = "storedVersions not pruned: the run covered namespace " + opts.Namespace + " only"
-	} else if opts.Prune {
+	case opts.Prune && opts.LabelSelector != "":
+		res.PruneMessage = "storedVersions not pruned: the run covered the objects selected by " + opts.LabelSelector + " only"
+	case opts.Prune:
 		pr, err := Prune(ctx, opts.Client, r.crd)
 		if err != nil {
 			return finish(fmt.Errorf("migrate %s: %w", opts.CRD, err))
@@ -380,7 +402,7 @@ func (r *run) listAll(ctx context.Context, cp *Checkpoint, out chan<- page) erro
 		var list *unstructured.UnstructuredList
 		err := r.retry(ctx, "list", func() error {
 			var err error
-			list, err = client.List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+			list, err = client.List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, LabelSelector: r.opts.LabelSelector})
 			return err
 		})
 		if err != nil && cont != "" && isExpired(err) && restarts < 3 {
@@ -461,7 +483,7 @@ func (r *run) pageElsewhere(ctx context.Context, cont string) (page, error) {
 		if v == r.rw {
 			continue
 		}
-		list, err := listClient(r.opts.Client, r.crd, v, r.opts.Namespace).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont})
+		list, err := listClient(r.opts.Client, r.crd, v, r.opts.Namespace).List(ctx, metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, LabelSelector: r.opts.LabelSelector})
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -2,14 +2,20 @@ package migrate
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +26,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 var widgetsGR = schema.GroupResource{Group: testGroup, Resource: "widgets"}
@@ -489,6 +497,8 @@ func TestClassify(t *testing.T) {
 		{"internal error", apierrors.NewInternalError(errors.New("webhook")), classFatal, 0},
 		{"forbidden", apierrors.NewForbidden(widgetsGR, "a", errors.New("no")), classFatal, 0},
 		{"canceled", context.Canceled, classFatal, 0},
+		{"untrusted certificate", &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/apis", Err: x509.UnknownAuthorityError{}}, classFatal, 0},
+		{"certificate for another host", &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/apis", Err: x509.HostnameError{Host: "127.0.0.1"}}, classFatal, 0},
 		{"plain error", errors.New("something"), classFatal, 0},
 	}
 	for _, tt := range tests {
@@ -757,5 +767,216 @@ func TestMigrateNamespace(t *testing.T) {
 		if want := map[bool]string{true: "v1", false: "v1alpha1"}[strings.HasPrefix(k, "b/")]; v != want {
 			t.Errorf("%s stored in %s, want %s", k, v, want)
 		}
+	}
+}
+
+// TestMigrateConflictsBounded: an object that conflicts on every write is
+// read again and written again at most MaxConflicts times (default
+// DefaultMaxConflicts), then the run stops naming it.
+func TestMigrateConflictsBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		maxConflicts int
+		wantWrites   int // writes of the conflicting object sent
+	}{
+		{"option", 3, 4},
+		{"default", 0, DefaultMaxConflicts + 1},
+		{"one", 1, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			f.add("default", 3, "v1alpha1")
+			var mu sync.Mutex
+			writes, gets := 0, 0
+			f.beforeUpdate = func(key string, n int) error {
+				if key != "default/w-001" {
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				writes++
+				return apierrors.NewConflict(widgetsGR, "w-001", errors.New("the object has been modified"))
+			}
+			f.beforeGet = func(key string) error {
+				if key == "default/w-001" {
+					mu.Lock()
+					gets++
+					mu.Unlock()
+				}
+				return nil
+			}
+			var s noSleep
+			opts := Options{CRD: "widgets.example.com", Client: f.client(), Concurrency: 1, MaxConflicts: tt.maxConflicts, Prune: true}
+			opts.sleep = s.sleep
+			res, err := Migrate(context.Background(), opts)
+			bound := tt.maxConflicts
+			if bound == 0 {
+				bound = DefaultMaxConflicts
+			}
+			want := fmt.Sprintf("object default/w-001: still conflicting after %d fresh reads", bound)
+			var oe *ObjectError
+			if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &oe) {
+				t.Fatalf("error = %v, want an *ObjectError containing %q", err, want)
+			}
+			if writes != tt.wantWrites || gets != tt.wantWrites-1 {
+				t.Errorf("%d writes and %d fresh reads of the conflicting object, want %d and %d", writes, gets, tt.wantWrites, tt.wantWrites-1)
+			}
+			if res.Conflicts != tt.wantWrites {
+				t.Errorf("Conflicts = %d, want %d", res.Conflicts, tt.wantWrites)
+			}
+			if len(f.crd.Status.StoredVersions) != 2 {
+				t.Errorf("storedVersions %v pruned after a failed run", f.crd.Status.StoredVersions)
+			}
+		})
+	}
+}
+
+// TestMigrateCheckpointNotWritable: a checkpoint that cannot be written is
+// an error before the first object is written.
+func TestMigrateCheckpointNotWritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, path, want string }{
+		{"parent is a file", filepath.Join(file, "cp.json"), "checkpoint " + filepath.Join(file, "cp.json") + " cannot be written"},
+		{"missing directory", filepath.Join(dir, "nowhere", "cp.json"), "cannot be written"},
+		{"a directory", dir, "checkpoint " + dir + " is a directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+			f.add("default", 5, "v1alpha1")
+			_, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: tt.path, Prune: true})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if f.updates != 0 {
+				t.Errorf("%d objects written before the checkpoint was found unwritable", f.updates)
+			}
+		})
+	}
+	// A writable one leaves no temporary file behind.
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 5, "v1alpha1")
+	cpDir := t.TempDir()
+	if _, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: filepath.Join(cpDir, "cp.json")}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(cpDir); len(left) != 0 {
+		t.Errorf("files left after a complete run: %v", left)
+	}
+}
+
+// TestMigrateNamespaceMustExist: -n naming a namespace that does not exist
+// (or any namespace, for a cluster-scoped CRD) fails before any write,
+// instead of migrating nothing; a client that may not read namespaces
+// goes on.
+func TestMigrateNamespaceMustExist(t *testing.T) {
+	t.Run("missing", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		f.add("a", 3, "v1alpha1")
+		_, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Namespace: "nope", Prune: true})
+		var ne *NamespaceError
+		if !errors.As(err, &ne) || !strings.Contains(err.Error(), "namespace nope not found") {
+			t.Fatalf("error = %v, want a *NamespaceError saying nope is not found", err)
+		}
+		if f.updates != 0 {
+			t.Errorf("%d writes", f.updates)
+		}
+	})
+	t.Run("cluster-scoped crd", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		f.crd.Spec.Scope = apiextensionsv1.ClusterScoped
+		_, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Namespace: "a"})
+		var ne *NamespaceError
+		if !errors.As(err, &ne) || !strings.Contains(err.Error(), "is cluster-scoped") {
+			t.Fatalf("error = %v, want a *NamespaceError saying the crd is cluster-scoped", err)
+		}
+	})
+	t.Run("not allowed to read namespaces", func(t *testing.T) {
+		f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+		f.add("a", 3, "v1alpha1")
+		f.forbidNamespaces = true
+		res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Namespace: "a"})
+		if err != nil || res.Rewritten != 3 {
+			t.Fatalf("error %v, result %+v; want 3 rewritten", err, res)
+		}
+	})
+}
+
+// TestMigrateLabelSelector: -l limits the run to the selected objects, and
+// then storedVersions is not pruned; a checkpoint of another selector is
+// not resumed.
+func TestMigrateLabelSelector(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("a", 6, "v1alpha1")
+	for i, k := range []string{"a/w-001", "a/w-003", "a/w-004"} {
+		f.objs[k]["metadata"].(map[string]any)["labels"] = map[string]any{"tier": "gold", "i": fmt.Sprint(i)}
+	}
+	res, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), LabelSelector: "tier=gold", Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != 3 || res.Pruned || !strings.Contains(res.PruneMessage, "selected by tier=gold only") {
+		t.Errorf("rewritten %d, pruned %v (%q); want 3, not pruned, saying why", res.Rewritten, res.Pruned, res.PruneMessage)
+	}
+	for k, v := range f.storedIn() {
+		want := "v1alpha1"
+		if k == "a/w-001" || k == "a/w-003" || k == "a/w-004" {
+			want = "v1"
+		}
+		if v != want {
+			t.Errorf("%s stored in %s, want %s", k, v, want)
+		}
+	}
+	if _, err := Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), LabelSelector: "tier in (gold"}); err == nil || !strings.Contains(err.Error(), `label selector "tier in (gold"`) {
+		t.Errorf("bad selector: %v", err)
+	}
+	// A checkpoint saved by a run of another selector is not resumed.
+	cp := filepath.Join(t.TempDir(), "cp.json")
+	saved := &Checkpoint{CRD: "widgets.example.com", LabelSelector: "tier=gold", UID: string(f.crd.UID), StorageVersion: "v1",
+		CRDResourceVersion: f.crd.ResourceVersion, LastKey: "a/w-005", Done: 3, Complete: true}
+	if err := saved.Save(cp); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Migrate(context.Background(), Options{CRD: "widgets.example.com", Client: f.client(), Checkpoint: cp, Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 0 || res.Done != 6 || !res.Pruned {
+		t.Errorf("resumed %d, done %d, pruned %v; want a whole run, pruned", res.Resumed, res.Done, res.Pruned)
+	}
+}
+
+// TestMigrateUntrustedCertificate: an API server whose certificate the
+// kubeconfig does not trust is not retried as a network error: one
+// connection, no wait, and the certificate error in the message.
+func TestMigrateUntrustedCertificate(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("request %s reached a server whose certificate is not trusted", r.URL)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	dyn, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s noSleep
+	opts := Options{CRD: "widgets.example.com", Client: dyn}
+	opts.sleep = s.sleep
+	_, err = Migrate(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "x509: certificate signed by unknown authority") {
+		t.Fatalf("error = %v, want the certificate error", err)
+	}
+	if n := conns.Load(); n != 1 || len(s.waits) != 0 {
+		t.Errorf("%d connections and waits %v, want one connection and no retry", n, s.waits)
 	}
 }

@@ -32,6 +32,38 @@ type Gate struct {
 	Name   string    `json:"name"`
 	State  GateState `json:"state"`
 	Detail string    `json:"detail,omitempty"`
+	// Reasons are the findings behind a failure, each naming where (an
+	// object, a file:line, a JSON pointer): the first MaxReasons.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// MaxReasons is how many reasons a gate lists.
+const MaxReasons = 20
+
+// GateError is an error with the findings that explain it, for a gate to
+// list (PlanOptions.Check returns one).
+type GateError struct {
+	Summary string
+	Reasons []string
+}
+
+func (e *GateError) Error() string { return e.Summary }
+
+// failGate sets g to fail with err, and err's reasons when it has some.
+func failGate(g *Gate, err error) {
+	g.State, g.Detail = GateFail, err.Error()
+	var ge *GateError
+	var re *RestoreError
+	switch {
+	case errors.As(err, &ge):
+		g.Reasons = ge.Reasons
+	case errors.As(err, &re):
+		g.Detail = fmt.Sprintf("%d problems in the %d objects to restore", len(re.Problems), re.Objects)
+		g.Reasons = re.Problems
+	}
+	if len(g.Reasons) > MaxReasons {
+		g.Reasons = append(g.Reasons[:MaxReasons:MaxReasons], fmt.Sprintf("and %d more", len(g.Reasons)-MaxReasons))
+	}
 }
 
 // Step is one step of a plan.
@@ -40,6 +72,9 @@ type Step struct {
 	// Done tells that the live state already reflects the step.
 	Done  bool   `json:"done"`
 	Gates []Gate `json:"gates,omitempty"`
+	// Result says what Execute did: "already done", "ok" (a step that
+	// only checks), or "done: ..." with what changed.
+	Result string `json:"result,omitempty"`
 
 	done  func(live *apiextensionsv1.CustomResourceDefinition) bool
 	gates func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) []Gate
@@ -68,9 +103,12 @@ type PlanOptions struct {
 	// live CRD does not serve yet can be probed. Nil probes through the
 	// API server only (reading a sample object at every served version).
 	Prober Prober
-	// Check runs hubspoke check on the target CRD; nil makes that gate
-	// fail with a message saying how to run it.
-	Check func(ctx context.Context, target *apiextensionsv1.CustomResourceDefinition) error
+	// Check runs hubspoke check with the CRD an upgrade goes through (the
+	// target's versions and the live ones it drops: every version objects
+	// may be stored in while the webhook converts them); nil makes that
+	// gate fail with a message saying how to run it. A *GateError's
+	// reasons are listed under the gate.
+	Check func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error
 	// Migrate is the template of the migration step's options (CRD,
 	// Client and Prune are set by the plan).
 	Migrate Options
@@ -102,6 +140,9 @@ type StepError struct {
 	Name  string
 	Gates []Gate // the failing gates
 	Err   error  // the step's own failure
+	// BeforeStart: a gate failed when every gate was measured before the
+	// first step, and nothing was changed.
+	BeforeStart bool
 }
 
 func (e *StepError) Error() string {
@@ -111,6 +152,9 @@ func (e *StepError) Error() string {
 	var why []string
 	for _, g := range e.Gates {
 		why = append(why, g.Name+": "+g.Detail)
+	}
+	if e.BeforeStart {
+		return fmt.Sprintf("not started, nothing changed: a gate of step %d (%s) fails: %s", e.Step, e.Name, strings.Join(why, "; "))
 	}
 	return fmt.Sprintf("step %d (%s) stopped at its gate: %s", e.Step, e.Name, strings.Join(why, "; "))
 }
@@ -172,7 +216,8 @@ func PlanUpgrade(ctx context.Context, target *apiextensionsv1.CustomResourceDefi
 			return true
 		},
 		gates: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) []Gate {
-			return []Gate{oneStorageGate(live), p.acceptedGate(ctx, serveTarget(live, target, liveStorage)), p.checkGate(ctx, target), p.probeGate(ctx, live, target)}
+			next := serveTarget(live, target, liveStorage)
+			return []Gate{oneStorageGate(live), p.acceptedGate(ctx, next), p.checkGate(ctx, next), p.probeGate(ctx, live, target)}
 		},
 		run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
 			next := serveTarget(live, target, liveStorage)
@@ -318,6 +363,9 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 	})
 	p.addStorageSteps(version)
 	if opts.Backup != nil {
+		// A backup taken at a version that the rollback leaves
+		// unserved is compared and restored through the rules (or the
+		// webhook).
 		b := opts.Backup
 		p.Steps = append(p.Steps, &Step{
 			Name: fmt.Sprintf("restore %d objects from the backup of %s", len(b.Objects), b.Header.Created.Format("2006-01-02 15:04:05Z")),
@@ -326,8 +374,18 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 				g := Gate{Name: "backup verified", State: GatePass, Detail: fmt.Sprintf("%d objects, sha256 %s", len(b.Objects), b.SHA256)}
 				if b.Header.CRD != crdName {
 					g.State, g.Detail = GateFail, fmt.Sprintf("the backup is of crd %s, not %s", b.Header.CRD, crdName)
+					return []Gate{g}
 				}
-				return []Gate{g}
+				// Every object, judged against the CRD as the rollback
+				// leaves it (version served and the storage version).
+				v := Gate{Name: "every object of the backup can be restored", State: GatePass}
+				after := rolledBack(live, version, def)
+				if items, err := prepareRestore(ctx, p.client, b, after, opts.Converter, "", true); err != nil {
+					failGate(&v, err)
+				} else {
+					v.Detail = fmt.Sprintf("%d objects: group, kind, name, namespace and version checked", len(items))
+				}
+				return []Gate{g, v}
 			},
 			run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
 				res, err := Restore(ctx, b, RestoreOptions{Client: p.client, CRD: crdName, Converter: opts.Converter})
@@ -349,22 +407,25 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 // opts.OverwriteChanged.
 func (p *Plan) overwriteGate(ctx context.Context, crdName string) Gate {
 	g := Gate{Name: "no object changed since the backup is overwritten", State: GatePass}
-	changed, err := ChangedSince(ctx, p.client, p.opts.Backup, crdName)
+	changed, err := ChangedSince(ctx, p.client, p.opts.Backup, CompareOptions{CRD: crdName, Converter: p.opts.Converter, Prober: p.opts.Prober, Definition: p.opts.Definition})
 	if err != nil {
 		g.State, g.Detail = GateFail, err.Error()
 		return g
 	}
 	if len(changed) == 0 {
-		g.Detail = "none changed"
+		g.Detail = fmt.Sprintf("none of the %d objects changed", len(p.opts.Backup.Objects))
 		return g
 	}
-	shown := changed
-	if len(shown) > 20 {
-		shown = shown[:20]
+	var keys []string
+	for i, c := range changed {
+		if i < MaxReasons {
+			keys = append(keys, c.Key)
+			g.Reasons = append(g.Reasons, c.String())
+		}
 	}
-	list := strings.Join(shown, ", ")
-	if len(changed) > len(shown) {
-		list += fmt.Sprintf(" and %d more", len(changed)-len(shown))
+	list := strings.Join(keys, ", ")
+	if len(changed) > len(keys) {
+		list += fmt.Sprintf(" and %d more", len(changed)-len(keys))
 	}
 	if p.opts.OverwriteChanged {
 		g.Detail = fmt.Sprintf("%d changed since the backup will be overwritten (allowed): %s", len(changed), list)
@@ -373,6 +434,24 @@ func (p *Plan) overwriteGate(ctx context.Context, crdName string) Gate {
 	g.State = GateFail
 	g.Detail = fmt.Sprintf("%d changed since the backup would be overwritten: %s; allow it explicitly to restore them", len(changed), list)
 	return g
+}
+
+// rolledBack is live once version is served again (from def when live no
+// longer defines it) and is the storage version.
+func rolledBack(live *apiextensionsv1.CustomResourceDefinition, version string, def *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
+	after := live.DeepCopy()
+	if findVersion(after, version) == nil && def != nil {
+		d := *def.DeepCopy()
+		after.Spec.Versions = append(after.Spec.Versions, d)
+	}
+	for i := range after.Spec.Versions {
+		v := &after.Spec.Versions[i]
+		v.Storage = v.Name == version
+		if v.Name == version {
+			v.Served = true
+		}
+	}
+	return after
 }
 
 func backupDefinition(b *Backup) *apiextensionsv1.CustomResourceDefinition {
@@ -500,43 +579,65 @@ func (p *Plan) measure(ctx context.Context) error {
 	return nil
 }
 
-// Execute runs the steps in order: a step already done is skipped; the
-// others have their gates measured live again, and the run stops at the
-// first step with a gate that does not pass (a *StepError saying why).
-// Each finished step is reported to w.
+// Execute runs the steps in order. First, before anything changes, every
+// gate of every step not done yet is measured: if one fails (a gate that
+// does not depend on an earlier step), nothing is run and the *StepError
+// says so (BeforeStart). Then each step already done is skipped; the
+// others have their gates measured live again once an earlier step has
+// changed the cluster, and the run stops at the first step with a gate
+// that does not pass (a pending one included). Each step is reported to w.
 func (p *Plan) Execute(ctx context.Context, w io.Writer) error {
+	if err := p.measure(ctx); err != nil {
+		return err
+	}
+	for i, s := range p.Steps {
+		s.Result = ""
+		if failing := gatesIn(s.Gates, GateFail); !s.Done && len(failing) > 0 {
+			return &StepError{Step: i + 1, Name: s.Name, Gates: failing, BeforeStart: true}
+		}
+	}
+	changed := false
 	for i, s := range p.Steps {
 		live, err := GetCRD(ctx, p.client, p.CRD)
 		if err != nil {
 			return fmt.Errorf("plan: %w", err)
 		}
 		if s.done(live) {
-			s.Done = true
+			s.Done, s.Result = true, "already done"
 			fmt.Fprintf(w, "%d. %s: already done\n", i+1, s.Name)
 			continue
 		}
-		s.Gates = s.gates(ctx, live)
-		var failing []Gate
-		for _, g := range s.Gates {
-			if g.State != GatePass {
-				failing = append(failing, g)
-			}
+		if changed {
+			s.Gates = s.gates(ctx, live)
 		}
-		if len(failing) > 0 {
+		if failing := append(gatesIn(s.Gates, GateFail), gatesIn(s.Gates, GatePending)...); len(failing) > 0 {
 			return &StepError{Step: i + 1, Name: s.Name, Gates: failing}
 		}
 		if s.run == nil {
+			s.Result = "ok"
 			fmt.Fprintf(w, "%d. %s: ok\n", i+1, s.Name)
 			continue
 		}
+		changed = true
 		msg, err := s.run(ctx, live)
 		if err != nil {
 			return &StepError{Step: i + 1, Name: s.Name, Err: err}
 		}
-		s.Done = true
+		s.Done, s.Result = true, "done: "+msg
 		fmt.Fprintf(w, "%d. %s: done (%s)\n", i+1, s.Name, msg)
 	}
 	return nil
+}
+
+// gatesIn returns the gates in state.
+func gatesIn(gates []Gate, state GateState) []Gate {
+	var out []Gate
+	for _, g := range gates {
+		if g.State == state {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // WriteText prints the plan, one step per line with its gates below.
@@ -555,6 +656,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, ": %s", g.Detail)
 			}
 			b.WriteByte('\n')
+			for _, r := range g.Reasons {
+				fmt.Fprintf(&b, "       - %s\n", r)
+			}
 		}
 	}
 	for _, n := range p.Notes {
@@ -620,7 +724,7 @@ func serveTarget(live, target *apiextensionsv1.CustomResourceDefinition, liveSto
 func (p *Plan) acceptedGate(ctx context.Context, next *apiextensionsv1.CustomResourceDefinition) Gate {
 	g := Gate{Name: "the API server accepts the updated crd (server dry run)", State: GatePass}
 	if _, err := updateCRD(ctx, p.client, next, metav1.DryRunAll); err != nil {
-		g.State, g.Detail = GateFail, err.Error()
+		failGate(&g, err)
 	}
 	return g
 }
@@ -658,16 +762,26 @@ func notStoredGate(name string, live *apiextensionsv1.CustomResourceDefinition, 
 	return g
 }
 
-func (p *Plan) checkGate(ctx context.Context, target *apiextensionsv1.CustomResourceDefinition) Gate {
-	g := Gate{Name: "hubspoke check passes for the target crd", State: GatePass}
+// checkGate runs PlanOptions.Check on crd, the CRD the upgrade serves
+// while it migrates.
+func (p *Plan) checkGate(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) Gate {
+	g := Gate{Name: "hubspoke check passes for the crd the upgrade serves", State: GatePass, Detail: fmt.Sprintf("versions %v", versionNames(crd))}
 	if p.opts.Check == nil {
 		g.State, g.Detail = GateFail, "not run: give the conversion rules (--rules) so that hubspoke check can run"
 		return g
 	}
-	if err := p.opts.Check(ctx, target); err != nil {
-		g.State, g.Detail = GateFail, err.Error()
+	if err := p.opts.Check(ctx, crd); err != nil {
+		failGate(&g, err)
 	}
 	return g
+}
+
+func versionNames(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		out = append(out, v.Name)
+	}
+	return out
 }
 
 // probeGate converts a sample object between every ordered pair of the

@@ -201,8 +201,9 @@ func TestPlanRollbackOverwrite(t *testing.T) {
 	}
 	blocked := plan.Blocked()
 	want := Gate{Name: "no object changed since the backup is overwritten", State: GateFail,
-		Detail: "2 changed since the backup would be overwritten: default/w-001, default/w-003; allow it explicitly to restore them"}
-	if blocked == nil || blocked != plan.Steps[0] || !slices.Contains(blocked.Gates, want) {
+		Detail:  "2 changed since the backup would be overwritten: default/w-001, default/w-003; allow it explicitly to restore them",
+		Reasons: []string{"default/w-001 (/spec/size)", "default/w-003 (/spec/size)"}}
+	if blocked == nil || blocked != plan.Steps[0] || !slices.ContainsFunc(blocked.Gates, func(g Gate) bool { return cmp.Equal(g, want) }) {
 		t.Fatalf("Blocked() = %+v, want the first step blocked by %+v", blocked, want)
 	}
 	var out bytes.Buffer

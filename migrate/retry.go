@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -88,6 +90,11 @@ func classify(err error) (errClass, time.Duration) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classFatal, 0
 	}
+	if isCertificateError(err) {
+		// A certificate the client does not trust stays untrusted: a
+		// retry only delays the message that says so.
+		return classFatal, 0
+	}
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) ||
@@ -95,6 +102,21 @@ func classify(err error) (errClass, time.Duration) {
 		return classTransient, 0
 	}
 	return classFatal, 0
+}
+
+// isCertificateError tells whether err is a TLS certificate verification
+// failure (unknown authority, wrong host name, expired or invalid), which
+// reaches the client wrapped in a *url.Error, itself a net.Error.
+func isCertificateError(err error) bool {
+	var (
+		verr    *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		system  x509.SystemRootsError
+	)
+	return errors.As(err, &verr) || errors.As(err, &unknown) || errors.As(err, &host) ||
+		errors.As(err, &invalid) || errors.As(err, &system)
 }
 
 // sleepFunc waits d or until ctx is done.

@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/hubspoke/hubspoke/migrate"
 )
@@ -45,6 +48,28 @@ func dryRunFlag(cmd *cobra.Command, p *string, usage string) {
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
 }
 
+// selectorFlag is kubectl's -l/--selector.
+func selectorFlag(cmd *cobra.Command, p *string, what string) {
+	cmd.Flags().StringVarP(p, "selector", "l", "", what+" the objects this label selector selects (e.g. -l tier=gold,env!=dev)")
+}
+
+func checkSelector(s string) error {
+	if _, err := labels.Parse(s); err != nil {
+		return usagef("-l %q: %w", s, err)
+	}
+	return nil
+}
+
+// interrupted tells whether err ends a run that its context cut short:
+// Ctrl-C or SIGTERM (cmd/hubspoke's signal context).
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// errInterrupted ends a run that was interrupted and that the same command
+// resumes or repeats safely.
+var errInterrupted = errors.New("interrupted; run again to resume")
+
 func checkDryRun(v string) error {
 	switch v {
 	case "none", "client", "server":
@@ -58,9 +83,11 @@ type kubeFlags struct {
 	kubeconfig string
 	context    string
 	qps        float32
+	cmd        *cobra.Command // for its standard error, at run time
 }
 
 func (k *kubeFlags) add(cmd *cobra.Command) {
+	k.cmd = cmd
 	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	cmd.Flags().StringVar(&k.context, "context", "", "kubeconfig context (default: the current one)")
 	cmd.Flags().Float32Var(&k.qps, "qps", 0, "client-side limit on requests per second (0: none; the API server's priority and fairness answers 429, which is honoured)")
@@ -89,7 +116,30 @@ func (k *kubeFlags) config() (*rest.Config, error) {
 		cfg.QPS, cfg.Burst = k.qps, int(k.qps)+1
 	}
 	cfg.UserAgent = "hubspoke"
+	// The API server's warnings (a deprecated version, an unknown field
+	// dropped) reach the user once each, as kubectl shows them; anything
+	// else client-go would log through klog is not for the user.
+	silenceKlog()
+	stderr := io.Writer(os.Stderr)
+	if k.cmd != nil {
+		stderr = k.cmd.ErrOrStderr()
+	}
+	cfg.WarningHandler = rest.NewWarningWriter(stderr, rest.WarningWriterOptions{Deduplicate: true})
 	return cfg, nil
+}
+
+var klogOnce sync.Once
+
+// silenceKlog sends client-go's klog output nowhere: its lines ("W1202
+// 13:00:00.000000 1 warnings.go:70] ...") are no part of hubspoke's
+// output. What a user needs from them reaches the user another way: the
+// API server's warnings through the config's WarningHandler, errors as the
+// errors the calls return.
+func silenceKlog() {
+	klogOnce.Do(func() {
+		klog.LogToStderr(false)
+		klog.SetOutput(io.Discard)
+	})
 }
 
 func (k *kubeFlags) dynamic() (dynamic.Interface, error) {
@@ -107,6 +157,7 @@ func (k *kubeFlags) dynamic() (dynamic.Interface, error) {
 type migrateOptions struct {
 	kube        kubeFlags
 	scope       scopeFlags
+	selector    string
 	concurrency int
 	pageSize    int64
 	dryRun      string
@@ -120,7 +171,7 @@ type migrateOptions struct {
 func newMigrateCmd() *cobra.Command {
 	o := &migrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "migrate CRD-NAME [--kubeconfig PATH] [-n NAMESPACE] [--concurrency N] [--dry-run=none|client|server]",
+		Use:   "migrate CRD-NAME [--kubeconfig PATH] [-n NAMESPACE | -A] [-l SELECTOR] [--concurrency N] [--dry-run=none|client|server] [-o text|json|yaml]",
 		Short: "Re-encode every object of a CRD at its storage version, then prune storedVersions",
 		Long: `Migrate rewrites every object of the CRD (plural.group) at its current
 storage version: a paged LIST, then a PUT of each object as read, with its
@@ -131,8 +182,10 @@ objects already stored at that version cost one request and no write.
 Conflicts are retried after a fresh GET, deleted objects are skipped, 429
 and server timeouts honour Retry-After, network errors back off; any other
 error stops the run and names the object. Progress is saved to the
-checkpoint file after every page; run the same command again to resume.
-If nothing listens at the API server's address, the run fails at once.
+checkpoint file after every page (the file must be writable before
+anything is written); run the same command again to resume, also after
+Ctrl-C. If nothing listens at the API server's address, or its
+certificate is not trusted, the run fails at once.
 
 --dry-run=server sends every write with dryRun=All: each object is
 converted, validated and admitted, nothing is stored. A dry run cannot see
@@ -140,8 +193,9 @@ which objects are stored at another version, so it counts them as
 "accepted", or as "already current" when status.storedVersions says every
 object is; --dry-run=client only lists and counts.
 
--n NAMESPACE limits the run to one namespace (and then nothing is pruned);
-by default, or with -A, every namespace is migrated.
+-n NAMESPACE limits the run to one namespace, which must exist, and
+-l SELECTOR to the objects selected (and then nothing is pruned); by
+default, or with -A, every object of every namespace is migrated.
 
 Once every object was rewritten, status.storedVersions is set to the storage
 version alone, with the CRD's resourceVersion from the start of the run as a
@@ -154,12 +208,14 @@ Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
 		Example: `  hubspoke migrate widgets.example.com
   hubspoke migrate widgets.example.com --dry-run=server
   hubspoke migrate widgets.example.com -n team-a --no-prune
+  hubspoke migrate widgets.example.com -l tier=gold --dry-run=server
   hubspoke migrate widgets.example.com --concurrency 32 --checkpoint /tmp/widgets.ckpt -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
 	o.kube.add(cmd)
 	o.scope.add(cmd)
+	selectorFlag(cmd, &o.selector, "only")
 	f := cmd.Flags()
 	f.IntVar(&o.concurrency, "concurrency", migrate.DefaultConcurrency, "objects written at once")
 	f.Int64Var(&o.pageSize, "page-size", migrate.DefaultPageSize, "objects per LIST page")
@@ -167,19 +223,22 @@ Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
 	f.StringVar(&o.checkpoint, "checkpoint", "", `checkpoint file (default "hubspoke-migrate-CRD-NAME.json" in the working directory; "-" for none)`)
 	f.BoolVar(&o.noPrune, "no-prune", false, "leave status.storedVersions alone")
 	f.StringSliceVar(&o.dropMF, "drop-managed-fields", nil, "also remove the managedFields entries of these versions")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: text or json")
-	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json or yaml")
+	progressFlag(cmd, &o.progress)
 	return cmd
 }
 
 func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
-	if o.output != "text" && o.output != "json" {
-		return usagef("-o %q: want text or json", o.output)
+	if err := checkReportFormat(o.output, ""); err != nil {
+		return err
 	}
 	if o.concurrency < 1 || o.pageSize < 1 {
 		return usagef("--concurrency and --page-size must be at least 1")
 	}
 	if err := checkDryRun(o.dryRun); err != nil {
+		return err
+	}
+	if err := checkSelector(o.selector); err != nil {
 		return err
 	}
 	ns, err := o.scope.get()
@@ -201,12 +260,21 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 	case "-":
 		checkpoint = ""
 	}
-	res, err := migrate.Migrate(cmd.Context(), migrate.Options{
-		CRD: name, Namespace: ns, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize,
+	ctx := cmd.Context()
+	res, err := migrate.Migrate(ctx, migrate.Options{
+		CRD: name, Namespace: ns, LabelSelector: o.selector, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize,
 		DryRun: o.dryRun == "server", ListOnly: o.dryRun == "client",
-		Checkpoint: checkpoint, Prune: !o.noPrune, DropManagedFields: o.dropMF, Progress: prog.update,
+		Checkpoint: checkpoint, Prune: !o.noPrune, DropManagedFields: o.dropMF,
+		Progress: func(p migrate.Progress) { prog.update(migrateSnapshot(p)) },
 	})
 	prog.finish()
+	if interrupted(ctx, err) {
+		err = errInterrupted
+		if res != nil && res.Checkpoint != "" {
+			err = fmt.Errorf("%w (progress saved in %s)", errInterrupted, res.Checkpoint)
+			res.Checkpoint = "" // said already
+		}
+	}
 	if res != nil {
 		if werr := writeMigrateReport(cmd.OutOrStdout(), o.output, res, err); werr != nil {
 			return werr
@@ -218,7 +286,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		}
 		return err
 	}
-	if !o.noPrune && o.dryRun == "none" && ns == "" && !res.Pruned && !isAlreadyPruned(res) {
+	if !o.noPrune && o.dryRun == "none" && ns == "" && o.selector == "" && !res.Pruned && !isAlreadyPruned(res) {
 		return exitError{exitFail}
 	}
 	return nil
@@ -233,7 +301,7 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 	if s := res.Elapsed.Seconds(); s > 0 {
 		rate = float64(res.Done) / s
 	}
-	if format == "json" {
+	if format != "text" {
 		out := struct {
 			CRD            string           `json:"crd"`
 			StorageVersion string           `json:"storageVersion"`
@@ -248,9 +316,7 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 		if runErr != nil {
 			out.Error = runErr.Error()
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeStructured(w, format, out)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d objects at storage version %s in %s (%.0f/s): %d rewritten, %d already current, %d deleted meanwhile",
@@ -272,8 +338,28 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 	return err
 }
 
-// progressPrinter renders migrate.Progress: a bar redrawn in place on a
-// terminal, one logfmt line a second otherwise.
+// progressFlag is --progress, for the commands that go through many
+// objects.
+func progressFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+}
+
+// snapshot is the progress of a run: done of total objects, fresh of
+// them done by this run (the rate counts those), and the counts that
+// follow total on a progress line, as logfmt.
+type snapshot struct {
+	done, total, fresh int
+	fields             string
+}
+
+func migrateSnapshot(pr migrate.Progress) snapshot {
+	return snapshot{done: pr.Done + pr.Resumed, total: pr.Total, fresh: pr.Done,
+		fields: fmt.Sprintf("rewritten=%d unchanged=%d skipped=%d accepted=%d resumed=%d conflicts=%d retries=%d",
+			pr.Rewritten, pr.Unchanged, pr.Skipped, pr.Accepted, pr.Resumed, pr.Conflicts, pr.Retries)}
+}
+
+// progressPrinter renders the progress of a run: a bar redrawn in place
+// on a terminal, one logfmt line a second otherwise.
 type progressPrinter struct {
 	w     io.Writer
 	mode  string
@@ -282,7 +368,7 @@ type progressPrinter struct {
 
 	mu   sync.Mutex
 	last time.Time
-	cur  migrate.Progress
+	cur  snapshot
 	any  bool
 }
 
@@ -300,13 +386,13 @@ func newProgressPrinter(w io.Writer, mode, label string) (*progressPrinter, erro
 	return &progressPrinter{w: w, mode: mode, label: label, start: time.Now()}, nil
 }
 
-func (p *progressPrinter) update(pr migrate.Progress) {
+func (p *progressPrinter) update(s snapshot) {
 	if p.mode == "none" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cur, p.any = pr, true
+	p.cur, p.any = s, true
 	now := time.Now()
 	every := time.Second
 	if p.mode == "bar" {
@@ -320,21 +406,23 @@ func (p *progressPrinter) update(pr migrate.Progress) {
 }
 
 func (p *progressPrinter) render() {
-	pr := p.cur
-	done := pr.Done + pr.Resumed
-	rate := float64(pr.Done) / max(time.Since(p.start).Seconds(), 1e-3)
+	s := p.cur
+	rate := float64(s.fresh) / max(time.Since(p.start).Seconds(), 1e-3)
 	if p.mode == "lines" {
-		fmt.Fprintf(p.w, "progress op=%q done=%d total=%d rewritten=%d unchanged=%d skipped=%d accepted=%d resumed=%d conflicts=%d retries=%d rate=%.0f/s\n",
-			p.label, done, pr.Total, pr.Rewritten, pr.Unchanged, pr.Skipped, pr.Accepted, pr.Resumed, pr.Conflicts, pr.Retries, rate)
+		fields := ""
+		if s.fields != "" {
+			fields = " " + s.fields
+		}
+		fmt.Fprintf(p.w, "progress op=%q done=%d total=%d%s rate=%.0f/s\n", p.label, s.done, s.total, fields, rate)
 		return
 	}
 	const width = 30
 	frac := 0.0
-	if pr.Total > 0 {
-		frac = float64(done) / float64(pr.Total)
+	if s.total > 0 {
+		frac = min(float64(s.done)/float64(s.total), 1)
 	}
 	filled := int(frac * width)
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %3.0f%% %.0f/s", p.label, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, pr.Total, 100*frac, rate)
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %3.0f%% %.0f/s", p.label, strings.Repeat("#", filled), strings.Repeat(".", width-filled), s.done, s.total, 100*frac, rate)
 }
 
 func (p *progressPrinter) finish() {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/convert/rules"
@@ -36,15 +38,22 @@ const planGates = `Gates: the webhook answers every served pair (a live probe: s
 webhook with --webhook-url or a clientConfig.url, else through the API
 server for the versions it serves), exactly one storage version, no version
 removed while still in storedVersions, no version unserved while objects may
-remain stored in it, and hubspoke check passing for the new CRD (--rules).
+remain stored in it, the API server accepting each CRD update (server dry
+run), and hubspoke check passing (--rules) for the CRD the upgrade serves
+(the new CRD's versions and the live ones it drops). A gate that fails
+lists its reasons (check's findings, the objects concerned).
 
 The direct probe trusts --ca-file when given, else the caBundle of the
 target CRD (or of the live CRD when the target names none), and checks the
 certificate against the name of the CRD's service (NAME.NAMESPACE.svc).
 
---execute runs the steps in order, skipping those already done, measuring
-each step's gates again first and stopping at the first that fails, saying
-why. Running it again continues where it stopped.
+--execute first measures every gate of every step: if one fails, nothing
+is changed. Then it runs the steps in order, skipping those already done,
+measuring each step's gates again once an earlier step changed the
+cluster, and stopping at the first that does not pass, saying why. Running
+it again (also after Ctrl-C) continues where it stopped. With -o json or
+yaml, the steps' progress goes to standard error and one document with
+the plan and what each step did to standard output.
 
 Exit status: 0 every gate passes (or every step ran), 1 a gate fails (or a
 step failed), 2 usage error. See docs/migrate.md for the scenarios.`
@@ -77,7 +86,7 @@ func (o *planOptions) addCommon(cmd *cobra.Command) {
 	f.StringVar(&o.caFile, "ca-file", "", "PEM CA bundle to trust for the probe (default: the target CRD's caBundle)")
 	f.BoolVar(&o.insecure, "webhook-insecure", false, "do not verify the webhook's certificate (a last resort; prefer --ca-file)")
 	f.BoolVar(&o.execute, "execute", false, "run the steps whose gates pass, stopping at the first that fails")
-	f.StringVarP(&o.output, "output", "o", "text", "plan format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "plan format: text, json or yaml")
 	f.IntVar(&o.concurrency, "concurrency", migrate.DefaultConcurrency, "objects written at once by the migration step")
 }
 
@@ -124,7 +133,12 @@ VERSION must be defined by the live CRD, by --crd OLD.yaml or by the
 backup; a version nothing defines is a usage error. With --backup, the
 objects changed since the backup was taken are listed: the restore would
 overwrite them, so the first step does not pass without
---overwrite-changed.
+--overwrite-changed. They are compared by content at the backup's
+version: through the API server while it serves that version, else
+converted with --rules (or through the webhook at --webhook-url), so an
+object that a migration re-encoded and nobody edited is unchanged. Every
+object of the backup is checked before anything changes (group, kind,
+namespace, version).
 
 ` + planGates,
 		Example: `  hubspoke plan rollback widgets.example.com --to v1
@@ -149,8 +163,8 @@ overwrite them, so the first step does not pass without
 }
 
 func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
-	if o.output != "text" && o.output != "json" {
-		return usagef("-o %q: want text or json", o.output)
+	if err := checkReportFormat(o.output, ""); err != nil {
+		return err
 	}
 	opts := migrate.PlanOptions{Migrate: migrate.Options{Concurrency: o.concurrency}, OverwriteChanged: o.overwrite}
 	if o.webhookURL != "" {
@@ -173,8 +187,8 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 		}
 		opts.Converter = conv
 		crdFile := o.crd
-		opts.Check = func(ctx context.Context, _ *apiextensionsv1.CustomResourceDefinition) error {
-			return runCheck(ctx, crdFile, o.rules)
+		opts.Check = func(ctx context.Context, served *apiextensionsv1.CustomResourceDefinition) error {
+			return runCheck(ctx, crdFile, served, o.rules)
 		}
 	}
 	ctx := cmd.Context()
@@ -213,41 +227,107 @@ func (o *planOptions) run(cmd *cobra.Command, kind, name string) error {
 			return usagef("--to %s: %w", o.to, ve)
 		}
 	}
+	if interrupted(ctx, err) {
+		return errors.New("interrupted; nothing changed")
+	}
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if o.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(plan); err != nil {
+	if !o.execute {
+		if o.output != "text" {
+			err = writeStructured(out, o.output, plan)
+		} else {
+			err = plan.WriteText(out)
+		}
+		if err != nil {
 			return err
 		}
-	} else if err := plan.WriteText(out); err != nil {
-		return err
-	}
-	if !o.execute {
 		if plan.Blocked() != nil {
 			return exitError{exitFail}
 		}
 		return nil
 	}
-	fmt.Fprintln(out, "executing:")
-	if err := plan.Execute(ctx, out); err != nil {
-		var se *migrate.StepError
-		if errors.As(err, &se) {
-			fmt.Fprintf(out, "stopped: %v\n", err)
+	progress := out
+	if o.output != "text" {
+		progress = cmd.ErrOrStderr()
+	} else {
+		if err := plan.WriteText(out); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "executing:")
+	}
+	execErr := plan.Execute(ctx, progress)
+	var se *migrate.StepError
+	stepErr := errors.As(execErr, &se)
+	if interrupted(ctx, execErr) {
+		execErr, stepErr = errInterrupted, false
+	}
+	if o.output != "text" {
+		doc := planExecution{Plan: plan, Completed: execErr == nil}
+		if execErr != nil {
+			doc.Error = execErr.Error()
+		}
+		if stepErr {
+			doc.StoppedAt, doc.NothingChanged = se.Step, se.BeforeStart
+		}
+		if err := writeStructured(out, o.output, doc); err != nil {
+			return err
+		}
+		if stepErr {
 			return exitError{exitFail}
 		}
-		return err
+		return execErr
+	}
+	switch {
+	case stepErr:
+		writeStopped(out, se)
+		return exitError{exitFail}
+	case execErr != nil:
+		return execErr
 	}
 	fmt.Fprintln(out, "every step done")
 	return nil
 }
 
-// runCheck is hubspoke check --crd crdFile --rules rulesFile: static checks
-// and the round-trip laws; an error summarises the violations.
-func runCheck(ctx context.Context, crdFile, rulesFile string) error {
+// planExecution is plan --execute's document for -o json|yaml: the plan,
+// each step's result, and where it stopped.
+type planExecution struct {
+	*migrate.Plan
+	Completed bool `json:"completed"`
+	// StoppedAt is the step (1-based) whose gate failed or that failed.
+	StoppedAt int `json:"stoppedAt,omitempty"`
+	// NothingChanged: a gate failed before the first step ran.
+	NothingChanged bool   `json:"nothingChanged,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// writeStopped says where and why an execution stopped: each failing gate
+// with its reasons.
+func writeStopped(w io.Writer, se *migrate.StepError) {
+	if se.Err != nil {
+		fmt.Fprintf(w, "stopped: %v\n", se)
+		return
+	}
+	if se.BeforeStart {
+		fmt.Fprintf(w, "not started, nothing changed: a gate of step %d (%s) fails:\n", se.Step, se.Name)
+	} else {
+		fmt.Fprintf(w, "stopped at step %d (%s), whose gate does not pass:\n", se.Step, se.Name)
+	}
+	for _, g := range se.Gates {
+		fmt.Fprintf(w, "   [%s] %s: %s\n", g.State, g.Name, g.Detail)
+		for _, r := range g.Reasons {
+			fmt.Fprintf(w, "       - %s\n", r)
+		}
+	}
+}
+
+// runCheck is hubspoke check --crd crdFile --rules rulesFile (static
+// checks, with the file's line numbers), plus the round-trip laws on
+// served: the CRD the upgrade serves while it migrates, which also has the
+// versions crdFile drops, where objects are still stored. An error is a
+// *migrate.GateError listing the errors found.
+func runCheck(ctx context.Context, crdFile string, served *apiextensionsv1.CustomResourceDefinition, rulesFile string) error {
 	if crdFile == "" {
 		return errors.New("no target crd file to check")
 	}
@@ -263,12 +343,41 @@ func runCheck(ctx context.Context, crdFile, rulesFile string) error {
 	if err != nil {
 		return err
 	}
+	lawsOn := crd
+	if served != nil {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(served)
+		if err != nil {
+			return err
+		}
+		m["apiVersion"], m["kind"] = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		data, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if lawsOn, err = schema.Load(crdFile+" with the live versions it drops", data); err != nil {
+			return err
+		}
+	}
 	// The API server's judgement of the CRD is the plan's dry-run gate's:
 	// it ratchets against the live CRD, as the update will.
 	report := check.Static(crd, rs)
-	report.Merge(check.Laws(ctx, crd, conv, check.Options{Objects: 50}))
-	if report.Errors() > 0 {
-		return fmt.Errorf("hubspoke check --crd %s --rules %s: %s", crdFile, rulesFile, report.Summary())
+	report.Merge(check.Laws(ctx, lawsOn, conv, check.Options{Objects: 50}))
+	if report.Errors() == 0 {
+		return nil
 	}
-	return nil
+	var reasons []string
+	for _, f := range report.Findings {
+		if f.Severity != check.SeverityError {
+			continue
+		}
+		pair := f.From
+		if f.To != "" {
+			pair += " -> " + f.To
+		}
+		if pair == "" {
+			pair = "crd"
+		}
+		reasons = append(reasons, pair+": "+f.Line())
+	}
+	return &migrate.GateError{Summary: fmt.Sprintf("hubspoke check --crd %s --rules %s: %s", crdFile, rulesFile, report.Summary()), Reasons: reasons}
 }

@@ -9,14 +9,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/hubspoke/hubspoke/internal/cli"
 	_ "github.com/hubspoke/hubspoke/internal/cli/apivalidation" // cli.Main as cmd/hubspoke runs it
 	"github.com/hubspoke/hubspoke/internal/goroutines"
 	"github.com/hubspoke/hubspoke/sandbox"
@@ -44,9 +48,25 @@ func (c crdVersions) gvr(version string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: c.group, Version: version, Resource: c.resource}
 }
 
+// TestMain runs the package's tests on one sandbox; run as "hubspoke" (a
+// testscript's exec of this binary, see runbook_test.go), it is the
+// hubspoke command line, as cmd/hubspoke runs it.
 func TestMain(m *testing.M) {
+	testscript.Main(sandboxTests{m}, map[string]func(){"hubspoke": hubspokeMain})
+}
+
+type sandboxTests struct{ m *testing.M }
+
+func (t sandboxTests) Run() int {
 	flag.Parse()
-	os.Exit(run(m))
+	return run(t.m)
+}
+
+func hubspokeMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func run(m *testing.M) (code int) {

@@ -57,11 +57,50 @@ var (
 )
 
 // faultSet makes the webhook fail conversions: by object name, or every
-// conversion to one apiVersion.
+// conversion to one apiVersion; or hold the conversion of one object.
 type faultSet struct {
 	mu     sync.Mutex
 	names  map[string]bool
 	target string
+	hold   *holder
+}
+
+// holder holds the conversions of the object name: reached is closed when
+// the first arrives, and each waits until release is closed.
+type holder struct {
+	name    string
+	reached chan struct{}
+	once    sync.Once
+	release chan struct{}
+}
+
+// holdOn makes the webhook hold the conversions of name until the returned
+// release function is called; reached is closed once one arrived.
+func (f *faultSet) holdOn(name string) (reached <-chan struct{}, release func()) {
+	h := &holder{name: name, reached: make(chan struct{}), release: make(chan struct{})}
+	f.mu.Lock()
+	f.hold = h
+	f.mu.Unlock()
+	var once sync.Once
+	return h.reached, func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.hold = nil
+			f.mu.Unlock()
+			close(h.release)
+		})
+	}
+}
+
+func (f *faultSet) wait(name string) {
+	f.mu.Lock()
+	h := f.hold
+	f.mu.Unlock()
+	if h == nil || h.name != name {
+		return
+	}
+	h.once.Do(func() { close(h.reached) })
+	<-h.release
 }
 
 func (f *faultSet) set(names []string, target string) {
@@ -87,13 +126,16 @@ func (c faultyConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
 	var head struct {
 		Metadata struct{ Name string } `json:"metadata"`
 	}
-	if err := json.Unmarshal(obj, &head); err == nil && migFaults.fails(head.Metadata.Name, to) {
-		return nil, fmt.Errorf("injected failure converting %s to %s", head.Metadata.Name, to)
+	if err := json.Unmarshal(obj, &head); err == nil {
+		migFaults.wait(head.Metadata.Name)
+		if migFaults.fails(head.Metadata.Name, to) {
+			return nil, fmt.Errorf("injected failure converting %s to %s", head.Metadata.Name, to)
+		}
 	}
 	return c.Converter.Convert(dst, obj, to)
 }
 
-var migGroups = []string{"writers", "resume", "poison", "edited", "backup", "plan", "plancli", "bench-v1alpha1", "bench-v1"}
+var migGroups = []string{"writers", "resume", "poison", "edited", "backup", "plan", "plancli", "interrupt", "guards", "bench-v1alpha1", "bench-v1"}
 
 func migGroup(name string) string { return name + ".migrate.example.com" }
 
@@ -969,5 +1011,28 @@ func TestCLIPlanAndBackup(t *testing.T) {
 	}
 	if code, _, errOut := run(string(data), "restore", "-f", "-", "--dry-run=maybe"); code != 2 || !strings.Contains(errOut, `--dry-run "maybe": want none, client or server`) {
 		t.Errorf("restore --dry-run=maybe: exit %d, %s", code, errOut)
+	}
+
+	// plan upgrade --execute -o json: the steps' progress on stderr, one
+	// document on stdout with each step's result.
+	stdout.Reset()
+	stderr.Reset()
+	code = cli.Main(ctx, append(args, "--ca-file", filepath.Join(dir, "ca.crt"), "--execute", "-o", "json"), strings.NewReader(""), &stdout, &stderr)
+	var doc struct {
+		Kind      string `json:"kind"`
+		Completed bool   `json:"completed"`
+		Steps     []struct {
+			Name, Result string
+			Done         bool
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || code != 0 {
+		t.Fatalf("plan --execute -o json: exit %d, %v\n%s%s", code, err, stdout.String(), stderr.String())
+	}
+	if !doc.Completed || doc.Kind != "upgrade" || len(doc.Steps) != 5 || doc.Steps[0].Result != "ok" || !strings.HasPrefix(doc.Steps[4].Result, "done: storedVersions set to [v1]") {
+		t.Errorf("plan --execute -o json: %+v", doc)
+	}
+	if !strings.Contains(stderr.String(), "5. prune storedVersions to [v1]: done") {
+		t.Errorf("progress on stderr:\n%s", stderr.String())
 	}
 }
