@@ -516,3 +516,49 @@ func TestReadBodyGrowth(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestSizeLimit: a body of exactly Options.MaxRequestBytes is
+// converted, one byte more is refused with 413, whether the request
+// declares its length or not.
+func TestRequestSizeLimit(t *testing.T) {
+	const limit = 64 << 10
+	h, _ := newTestHandler(t, Options{MaxRequestBytes: limit})
+	srv, client := tlsServer(t, h)
+	good := reviewBody(v1, "u1", "example.com/v1", widget("v1alpha1", "a", ""))
+	pad := func(n int) string { return good + strings.Repeat(" ", n-len(good)) } // space after the review is valid JSON
+	for _, tc := range []struct {
+		name    string
+		size    int
+		chunked bool
+		want    int
+	}{
+		{"exactly the limit", limit, false, 200},
+		{"exactly the limit, chunked", limit, true, 200},
+		{"one byte over", limit + 1, false, 413},
+		{"one byte over, chunked", limit + 1, true, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(pad(tc.size))
+			if tc.chunked {
+				body = io.MultiReader(body) // hides the length
+			}
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/convert", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d bytes: status %d, want %d: %s", tc.size, resp.StatusCode, tc.want, b)
+			}
+			if tc.want == 200 && !bytes.Contains(b, []byte(`"status":"Success"`)) {
+				t.Fatalf("%d bytes: not converted: %s", tc.size, b)
+			}
+		})
+	}
+}

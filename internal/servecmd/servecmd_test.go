@@ -96,6 +96,22 @@ func TestServe(t *testing.T) {
 	if diff := cmp.Diff(wantV, gotV); resp.StatusCode != 200 || diff != "" {
 		t.Errorf("status %d, response (-want +got):\n%s", resp.StatusCode, diff)
 	}
+	// --max-request-bytes reaches the handler: a review padded to
+	// exactly 1Mi is converted, one byte more is refused.
+	for _, tc := range []struct {
+		size, want int
+	}{{1 << 20, 200}, {1<<20 + 1, 413}} {
+		padded := append(bytes.TrimSpace(body), bytes.Repeat([]byte(" "), tc.size-len(bytes.TrimSpace(body)))...)
+		resp, err := client.Post("https://"+addr+"/convert", "application/json", bytes.NewReader(padded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("a review of %d bytes with --max-request-bytes 1Mi: status %d, want %d: %.200s", tc.size, resp.StatusCode, tc.want, msg)
+		}
+	}
 	resp, err = client.Get("https://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
