@@ -69,8 +69,8 @@ it cleanly.`,
   KUBECONFIG=... kubectl get widgets.v1alpha1.example.com -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !strings.HasPrefix(path, "/") {
-				return fmt.Errorf("--path %q: want an absolute path such as /convert", path)
+			if err := server.CheckConvertPath(path); err != nil {
+				return fmt.Errorf("--path %q: %w", path, err)
 			}
 			ns, name, ok := strings.Cut(service, "/")
 			if !ok || ns == "" || name == "" || strings.Contains(name, "/") {

@@ -89,6 +89,9 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	if err := checkAddr(o.addr); err != nil {
 		return usagef("serve: --addr %q: %w", o.addr, err)
 	}
+	if err := server.CheckConvertPath(o.path); err != nil {
+		return usagef("serve: --path %q: %w", o.path, err)
+	}
 	maxBytes, err := parseBytes(o.maxRequest)
 	if err != nil {
 		return usagef("serve: --max-request-bytes: %w", err)
