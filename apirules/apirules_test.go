@@ -172,3 +172,28 @@ func TestResponse(t *testing.T) {
 		})
 	}
 }
+
+func TestAnnotationsSize(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+		err  string
+	}{
+		{raw: `{}`, want: 0},
+		{raw: `null`, want: 0},
+		{raw: `{"a":"bc"}`, want: 3},
+		{raw: `{"example.com/k":"v","x":""}`, want: 15},
+		{raw: `{"\u00e9":"\u00e9"}`, want: 4}, // decoded: two bytes each
+		{raw: `{"a":"x","a":"yy"}`, want: 3},  // the last of duplicates, once
+		{raw: `{"a":1}`, err: `the value of "a" is a number`},
+		{raw: `[]`, err: "metadata.annotations is an array"},
+	} {
+		got, err := apirules.AnnotationsSize([]byte(tc.raw))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err %v, want %q", tc.raw, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: %d, %v; want %d", tc.raw, got, err, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 )
 
@@ -475,6 +476,41 @@ func TestAnnotationLimit(t *testing.T) {
 	// Under the limit it works.
 	in = strings.Replace(in, other, "y", 1)
 	convertOK(t, c, in, spokeV)
+}
+
+// TestAnnotationLimitBoundary: the preserved annotation may fill the
+// annotations to exactly the API server's limit, keys and values counted,
+// and not one byte more.
+func TestAnnotationLimitBoundary(t *testing.T) {
+	c := newConv(t, must(convert.HubOnly(p("spec.blob"), nil)))
+	in := func(other int) string {
+		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","annotations":{"example.com/other":"` +
+			strings.Repeat("y", other) + `"}},"spec":{"blob":"` + strings.Repeat("x", 100<<10) + `"}}`
+	}
+	// The size of the converted annotations with a one-byte "other",
+	// counted as the API server counts it: keys and values, decoded.
+	size := func(out string) int {
+		var o struct {
+			Metadata struct{ Annotations map[string]string }
+		}
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for k, v := range o.Metadata.Annotations {
+			n += len(k) + len(v)
+		}
+		return n
+	}
+	base := size(convertOK(t, c, in(1), spokeV))
+	atLimit := 1 + apirules.MaxAnnotationsBytes - base
+	if got := size(convertOK(t, c, in(atLimit), spokeV)); got != apirules.MaxAnnotationsBytes {
+		t.Fatalf("annotations of %d bytes, want exactly %d", got, apirules.MaxAnnotationsBytes)
+	}
+	_, err := c.Convert(nil, []byte(in(atLimit+1)), spokeV)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("grows metadata.annotations to %d bytes, over the API server's limit of %d bytes", apirules.MaxAnnotationsBytes+1, apirules.MaxAnnotationsBytes)) {
+		t.Fatalf("one byte over the limit: err = %v", err)
+	}
 }
 
 func TestDeterministicAndConcurrent(t *testing.T) {
