@@ -51,6 +51,14 @@ func ReadHead(obj []byte) (Head, error) { return readHead(obj, "the object") }
 // readHead is ReadHead with errors naming the object as what.
 func readHead(obj []byte, what string) (Head, error) {
 	var s jsonscan.Scanner
+	return ReadHeadWith(&s, obj, what)
+}
+
+// ReadHeadWith is ReadHead scanning with s (reset to obj), so that a
+// caller checking many objects reuses its memory, and naming the object
+// what in errors ("the converted object"). For hubspoke's own packages
+// (the webhook's self-check).
+func ReadHeadWith(s *jsonscan.Scanner, obj []byte, what string) (Head, error) {
 	s.Reset(obj)
 	var h Head
 	i := jsonscan.SkipSpace(obj, 0)
@@ -63,7 +71,7 @@ func readHead(obj []byte, what string) (Head, error) {
 		}
 		return h, fmt.Errorf("%s is %s, not a JSON object", what, jsonscan.Kind(obj[i]))
 	}
-	end, err := ScanHead(&s, i, EnvelopeDepth+1, &h, false)
+	end, err := ScanHead(s, i, EnvelopeDepth+1, &h, false)
 	if err != nil {
 		return h, fmt.Errorf("%s is not JSON the API server decodes: %w", what, err)
 	}

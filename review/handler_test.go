@@ -325,8 +325,8 @@ func TestSelfCheck(t *testing.T) {
 	}{
 		{name: "ok", convert: func(o, to string) string { return o }},
 		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 124: unexpected end of JSON input in object"},
-		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 125: unexpected data after the object"},
-		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not an object"},
+		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 125: unexpected data after the object"},
+		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not a JSON object"},
 		{name: "empty", convert: func(o, to string) string { return `` }, wantMsg: "the converted object is empty"},
 		{name: "wrong apiVersion", convert: func(o, to string) string { return strings.Replace(o, `example.com/v1"`, `example.com/v2"`, 1) }, wantMsg: `the converted object has apiVersion "example.com/v2", want "example.com/v1"`},
 		{name: "kind changed", convert: func(o, to string) string { return strings.Replace(o, `"Widget"`, `"Gadget"`, 1) }, wantMsg: `the converted object has kind "Gadget", want "Widget"`},
