@@ -284,7 +284,7 @@ func TestErrors(t *testing.T) {
 		{"wrong kind", ren, `{"apiVersion":"example.com/v1","kind":"Gadget"}`, spokeV, []string{`kind "Gadget" is not Widget`}, "/kind"},
 		{"no apiVersion", ren, `{"kind":"Widget"}`, spokeV, []string{`no apiVersion`}, "/apiVersion"},
 		{"not an object", ren, `[1]`, spokeV, []string{`the object is a list, not a JSON object`}, ""},
-		{"invalid JSON", ren, `{"apiVersion":"example.com/v1",}`, spokeV, []string{`invalid JSON at byte 31`}, ""},
+		{"invalid JSON", ren, `{"apiVersion":"example.com/v1",}`, spokeV, []string{`object (to example.com/v1alpha1): invalid JSON at byte 31`}, ""},
 		{"parent not an object", must(convert.Rename(p("spec.zone"), p("spec.placement.zone"))), obj(spokeV, `{"zone":"a","placement":"x"}`), hubV, []string{`/spec/placement is a string, not an object`}, "/spec/placement/zone"},
 		{"bad preserved annotation", must(convert.HubOnly(p("spec.paused"), nil)), objAnn(spokeV, `{}`, `"{not json"`), hubV, []string{`annotation hubspoke.dev/preserved is not valid hubspoke data`}, "/metadata/annotations/hubspoke.dev~1preserved"},
 	}
