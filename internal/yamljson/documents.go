@@ -2,7 +2,9 @@ package yamljson
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -80,8 +82,10 @@ func (d *Document) Label() string {
 // converts the YAML ones to JSON (ToJSON, as kubectl reads YAML). A file
 // whose first byte other than space is '{' or '[' is JSON values;
 // anything else YAML documents separated by "---" lines. Empty documents
-// (only comments, or null) are left out. Input that is neither is an
-// *Error at its line and column; so is invalid UTF-8.
+// (only comments, or null) are left out. A file that looks like JSON but
+// whose first value is not JSON, and that is YAML (a flow mapping:
+// {apiVersion: v1, ...}), is read as YAML. Input that is neither is an *Error at its line and column (for
+// JSON, the JSON error's); so is invalid UTF-8.
 func Read(name string, data []byte) ([]Document, error) {
 	if !utf8.Valid(data) {
 		off := invalidUTF8(data)
@@ -89,8 +93,22 @@ func Read(name string, data []byte) ([]Document, error) {
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		return readJSON(name, data)
+		docs, err := readJSON(name, data)
+		if e, ok := err.(*Error); ok && e.In == "value 1" && !jsonGrammar(data) {
+			// Flow-style YAML ({apiVersion: v1, ...}) looks like JSON;
+			// as kubectl does, a stream whose first value is not JSON is
+			// read as YAML.
+			if ydocs, yerr := readYAML(name, data); yerr == nil {
+				return ydocs, nil
+			}
+		}
+		return docs, err
 	}
+	return readYAML(name, data)
+}
+
+// readYAML reads the YAML documents of a file.
+func readYAML(name string, data []byte) ([]Document, error) {
 	var docs []Document
 	for n, chunk := range splitYAML(data) {
 		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
@@ -409,4 +427,19 @@ func stripComments(b []byte) []byte {
 		out = append(out, '\n')
 	}
 	return out
+}
+
+// jsonGrammar reports whether data is a stream of JSON values by the
+// grammar alone (whatever the API server's decoder makes of their numbers
+// or nesting).
+func jsonGrammar(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == io.EOF {
+			return true
+		} else if err != nil {
+			return false
+		}
+	}
 }

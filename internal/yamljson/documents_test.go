@@ -18,6 +18,8 @@ func TestRead(t *testing.T) {
 			want: []string{`f: document 1 (line 1) {"a":1}`, `f: document 3 (line 6) {"b":0.1000}`}},
 		{name: "json values and an array", data: " {\"a\":1}\n[{\"b\":2}, {\"c\":123456789012345678901234567890}]\n",
 			want: []string{`f: value 1 {"a":1}`, `f: value 2[0] {"b":2}`, `f: value 2[1] {"c":123456789012345678901234567890}`}},
+		{name: "flow yaml that looks like json", data: "{apiVersion: x/v1, kind: K, r: 0.50}\n",
+			want: []string{`f: document 1 (line 1) {"apiVersion":"x/v1","kind":"K","r":0.50}`}},
 		{name: "invalid utf-8 in yaml", data: "a: 1\nb:\n  c: \"x\xffy\"\n", err: "f:3:8: invalid UTF-8 (byte 0xff)"},
 		{name: "invalid utf-8 in json", data: "{\"a\":\n\"\xfe\"}", err: "f:2:2: invalid UTF-8 (byte 0xfe)"},
 		{name: "invalid yaml", data: "a: 1\n---\nb: {c: 1,\n  d: 2\ne: 3\n", err: "f:5:1: document 2: not valid YAML: "},
