@@ -84,10 +84,26 @@ func LoadFile(path string) (*CRD, error) {
 // matched exactly, unknown and duplicate fields refused), and every
 // problem is named at its line and column.
 func Load(name string, data []byte) (*CRD, error) {
+	crds, err := load(name, data, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("%s: no CustomResourceDefinition found", name)
+	}
+	return crds[0], nil
+}
+
+// LoadAll is Load for every CustomResourceDefinition of the file, in
+// order; none is not an error.
+func LoadAll(name string, data []byte) ([]*CRD, error) { return load(name, data, false) }
+
+func load(name string, data []byte, first bool) ([]*CRD, error) {
 	docs, err := yamljson.Read(name, data)
 	if err != nil {
 		return nil, err
 	}
+	var crds []*CRD
 	for i := range docs {
 		d := &docs[i]
 		var head struct {
@@ -104,9 +120,11 @@ func Load(name string, data []byte) (*CRD, error) {
 		if err := c.decode(d); err != nil {
 			return nil, err
 		}
-		return c, nil
+		if crds = append(crds, c); first {
+			break
+		}
 	}
-	return nil, fmt.Errorf("%s: no CustomResourceDefinition found", name)
+	return crds, nil
 }
 
 // decode decodes d, a CustomResourceDefinition, into c.
