@@ -1,6 +1,7 @@
 package servecmd
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -43,6 +44,13 @@ func TestFormatVersion(t *testing.T) {
 				t.Errorf("FormatVersion = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	got, err := json.Marshal(ReadVersionInfo("", tests[1].bi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"version":"(devel)","revision":"0123456789ab","modified":true,"commitTime":"2026-12-02T13:00:00Z","goVersion":"go1.26.8","buildInfo":true}`; string(got) != want {
+		t.Errorf("-o json: %s, want %s", got, want)
 	}
 }
 
