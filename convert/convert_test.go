@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -572,5 +573,25 @@ func TestNewRejects(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEncodeNamesWhatIsNotJSON: a Go func writing +Inf gets an error that
+// names the value and the pointer, not encoding/json's.
+func TestEncodeNamesWhatIsNotJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{math.Inf(1), "rule funcs inf: /spec/ratio: +Inf is not a JSON value"},
+		{math.NaN(), "/spec/ratio: NaN is not a JSON value"},
+		{make(chan int), "/spec/ratio: a value of Go type chan int has no JSON form"},
+	} {
+		f := must(convert.Funcs("inf", func(o *convert.Object) error { return o.Encode(p("spec.ratio"), tc.v) }, func(*convert.Object) error { return nil }))
+		c := newConv(t, f)
+		_, err := c.Convert(nil, []byte(obj(spokeV, `{}`)), hubV)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "json: ") {
+			t.Errorf("%v: err = %v, want it to say %q", tc.v, err, tc.want)
+		}
 	}
 }
