@@ -113,6 +113,12 @@ func (o *checkOptions) validate() error {
 	if o.objects < 0 {
 		return usagef("--objects must not be negative")
 	}
+	if o.shrink < 0 {
+		return usagef("--shrink-time must not be negative")
+	}
+	if o.limit < 1 {
+		return usagef("--max-findings %d: want 1 or more (-o json lists every finding)", o.limit)
+	}
 	for _, l := range o.laws {
 		if !slices.Contains(allLaws, l) {
 			return usagef("unknown law %q in --laws (want %s)", l, strings.Join(allLaws, ", "))

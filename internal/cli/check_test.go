@@ -130,6 +130,8 @@ func TestCheckCommand(t *testing.T) {
 			wantCode: 1,
 			wantOut:  []string{"ok: false\nerrors: 1\n", "  fromConstraint: minimum 0\n"},
 		},
+		{name: "negative shrink time", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--shrink-time", "-1s"}, wantCode: 2, wantErr: "--shrink-time must not be negative"},
+		{name: "no findings printed", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--max-findings", "0"}, wantCode: 2, wantErr: "--max-findings 0: want 1 or more"},
 		{name: "unknown law", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--laws", "nope"}, wantCode: 2, wantErr: `unknown law "nope"`},
 		{name: "ignore without reason", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--ignore", "/spec"}, wantCode: 2, wantErr: "want POINTER=REASON"},
 		{name: "three webhooks", args: []string{"--crd", ex + "crd.yaml", "--webhook", "a", "--webhook", "b", "--webhook", "c"}, wantCode: 2, wantErr: "--webhook given 3 times"},
