@@ -51,6 +51,14 @@ func ReadHead(obj []byte) (Head, error) { return readHead(obj, "the object") }
 // readHead is ReadHead with errors naming the object as what.
 func readHead(obj []byte, what string) (Head, error) {
 	var s jsonscan.Scanner
+	return ReadHeadWith(&s, obj, what)
+}
+
+// ReadHeadWith is ReadHead scanning with s (reset to obj), so that a
+// caller checking many objects reuses its memory, and naming the object
+// what in errors ("the converted object"). For hubspoke's own packages
+// (the webhook's self-check).
+func ReadHeadWith(s *jsonscan.Scanner, obj []byte, what string) (Head, error) {
 	s.Reset(obj)
 	var h Head
 	i := jsonscan.SkipSpace(obj, 0)
@@ -63,7 +71,7 @@ func readHead(obj []byte, what string) (Head, error) {
 		}
 		return h, fmt.Errorf("%s is %s, not a JSON object", what, jsonscan.Kind(obj[i]))
 	}
-	end, err := ScanHead(&s, i, EnvelopeDepth+1, &h, false)
+	end, err := ScanHead(s, i, EnvelopeDepth+1, &h, false)
 	if err != nil {
 		return h, fmt.Errorf("%s is not JSON the API server decodes: %w", what, err)
 	}
@@ -295,17 +303,48 @@ func Labels(labels map[string]string) error {
 // MaxAnnotationsBytes in total.
 func Annotations(annotations map[string]string) error {
 	var msgs []string
-	total := 0
 	for _, k := range sortedKeys(annotations) {
 		for _, m := range validation.IsQualifiedName(strings.ToLower(k)) {
 			msgs = append(msgs, fmt.Sprintf("key %q: %s", k, m))
 		}
-		total += len(k) + len(annotations[k])
 	}
-	if total > MaxAnnotationsBytes {
+	if total := annotationsSize(annotations); total > MaxAnnotationsBytes {
 		msgs = append(msgs, fmt.Sprintf("total size %d bytes exceeds the limit of %d bytes", total, MaxAnnotationsBytes))
 	}
 	return joined(msgs)
+}
+
+// annotationsSize is the size the API server counts against
+// MaxAnnotationsBytes: the bytes of every key and every value.
+func annotationsSize(annotations map[string]string) int {
+	total := 0
+	for k, v := range annotations {
+		total += len(k) + len(v)
+	}
+	return total
+}
+
+// AnnotationsSize returns the size the API server counts against
+// MaxAnnotationsBytes for raw, the JSON of metadata.annotations: the bytes
+// of every key and every value, decoded, the last of duplicate keys
+// counting once. null counts 0; anything but an object of strings is an
+// error.
+func AnnotationsSize(raw []byte) (int, error) {
+	i := jsonscan.SkipSpace(raw, 0)
+	if i < len(raw) && raw[i] == 'n' && string(raw[i:]) == "null" {
+		return 0, nil
+	}
+	if i >= len(raw) || raw[i] != '{' {
+		if i >= len(raw) {
+			return 0, fmt.Errorf("metadata.annotations is empty, want an object of strings")
+		}
+		return 0, fmt.Errorf("metadata.annotations is %s, want an object of strings", jsonscan.Kind(raw[i]))
+	}
+	m, err := stringMap(raw[i:])
+	if err != nil {
+		return 0, fmt.Errorf("metadata.annotations: %w", err)
+	}
+	return annotationsSize(m), nil
 }
 
 func sortedKeys(m map[string]string) []string {

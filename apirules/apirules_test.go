@@ -1,6 +1,7 @@
 package apirules_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,6 +122,9 @@ func response(apiVersion, uid, status, objects string) []byte {
 func TestResponse(t *testing.T) {
 	req := apirules.Request{APIVersion: apirules.ReviewV1, UID: "r1", DesiredAPIVersion: "example.com/v1", Objects: [][]byte{[]byte(orig)}}
 	good := conv(idMeta, `,"spec":{"size":1}`)
+	orig2 := strings.Replace(orig, `"name":"w"`, `"name":"w2"`, 1)
+	good2 := conv(`"name":"w2","namespace":"ns","uid":"u1"`, `,"spec":{"size":2}`)
+	two := apirules.Request{APIVersion: apirules.ReviewV1, UID: "r1", DesiredAPIVersion: "example.com/v1", Objects: [][]byte{[]byte(orig), []byte(orig2)}}
 	tests := []struct {
 		name string
 		req  apirules.Request
@@ -137,6 +141,14 @@ func TestResponse(t *testing.T) {
 		{name: "no response", req: req, body: []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`), want: "no response"},
 		{name: "not JSON", req: req, body: []byte(`{`), want: "not valid JSON"},
 		{name: "depth counted from the envelope", req: req, body: response(apirules.ReviewV1, "r1", "Success", conv(idMeta, `,"spec":`+nest(apirules.MaxObjectDepth))), want: "exceeded maximum nesting depth"},
+		{name: "no result", req: req, body: []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"r1","convertedObjects":[` + good + `]}}`), want: "has no response.result"},
+		{name: "empty result", req: req, body: []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"r1","convertedObjects":[` + good + `],"result":{}}}`), want: `response.result.status is "", not "Success"`},
+		{name: "UID is not uid", req: req, body: []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"UID":"r1","convertedObjects":[` + good + `],"result":{"status":"Success"}}}`), want: `response.uid is "", want "r1"`},
+		{name: "two objects, each its own", req: two, body: response(apirules.ReviewV1, "r1", "Success", good+","+good2)},
+		{name: "two objects, swapped", req: two, body: response(apirules.ReviewV1, "r1", "Success", good2+","+good), want: `converted object 0: the converted object has metadata.name "w2", want "w"`},
+		{name: "second object checked against its own", req: two, body: response(apirules.ReviewV1, "r1", "Success", good+","+good), want: `converted object 1: the converted object has metadata.name "w", want "w2"`},
+		{name: "v1 answer to v1beta1", req: apirules.Request{APIVersion: apirules.ReviewV1beta1, UID: "r1", DesiredAPIVersion: "example.com/v1", Objects: req.Objects},
+			body: response(apirules.ReviewV1, "r1", "Success", good), want: "want apiextensions.k8s.io/v1beta1, ConversionReview"},
 		{name: "v1beta1 uid not checked", req: apirules.Request{APIVersion: apirules.ReviewV1beta1, UID: "r1", DesiredAPIVersion: "example.com/v1", Objects: req.Objects},
 			body: response(apirules.ReviewV1beta1, "other", "Success", good)},
 	}
@@ -146,13 +158,42 @@ func TestResponse(t *testing.T) {
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("violation: %v", err)
-			case tc.want == "" && (len(objs) != 1 || string(objs[0]) != good):
-				t.Fatalf("objects %q, want [%s]", objs, good)
+			case tc.want == "" && (len(objs) != len(tc.req.Objects) || string(objs[0]) != good):
+				t.Fatalf("objects %q, want [%s, ...]", objs, good)
 			case tc.want != "" && err == nil:
 				t.Fatalf("no violation, want %q", tc.want)
 			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
 				t.Fatalf("violation %q, want it to say %q", err, tc.want)
 			}
+			var re *apirules.ResponseError
+			if err != nil && !errors.As(err, &re) {
+				t.Errorf("%v is not a *apirules.ResponseError", err)
+			}
 		})
+	}
+}
+
+func TestAnnotationsSize(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+		err  string
+	}{
+		{raw: `{}`, want: 0},
+		{raw: `null`, want: 0},
+		{raw: `{"a":"bc"}`, want: 3},
+		{raw: `{"example.com/k":"v","x":""}`, want: 15},
+		{raw: `{"\u00e9":"\u00e9"}`, want: 4}, // decoded: two bytes each
+		{raw: `{"a":"x","a":"yy"}`, want: 3},  // the last of duplicates, once
+		{raw: `{"a":1}`, err: `the value of "a" is a number`},
+		{raw: `[]`, err: "metadata.annotations is an array"},
+	} {
+		got, err := apirules.AnnotationsSize([]byte(tc.raw))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err %v, want %q", tc.raw, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: %d, %v; want %d", tc.raw, got, err, tc.want)
+		}
 	}
 }

@@ -6,11 +6,15 @@
 // self-check (package review), check's output validation and black-box
 // conformance, and migrate's webhook probe.
 //
-// For the review as a whole (Response): the answer's apiVersion and kind
-// are those of the request (apiextensions.k8s.io/v1, ConversionReview; a
-// v1beta1 answer is not checked for them), response.uid echoes the
-// request's, result.status is Success, and convertedObjects has exactly as
-// many items as request.objects, in order.
+// For the review as a whole (Response), read as the API server's decoder
+// reads it (keys matched exactly, the last of duplicates winning, a value
+// of the wrong JSON type failing the whole answer): the answer is a
+// ConversionReview of the request's apiVersion (a v1beta1 answer may leave
+// apiVersion and kind out; a v1 answer to a v1beta1 request fails),
+// response.uid echoes the request's (v1), result.status is Success, and
+// convertedObjects has exactly as many items as request.objects, in order,
+// each checked against the request object at its index. Its errors are
+// *ResponseError values naming the rule.
 //
 // For each converted object (Object, CheckHead):
 //

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
@@ -168,23 +168,30 @@ func loadFixture(name string, roles map[string]string) (Fixture, error) {
 	return f, nil
 }
 
+// readYAMLObject reads the one object of a fixture file, YAML or JSON, as
+// hubspoke convert reads it (internal/yamljson: number literals and key
+// order as written), so that a golden file made by convert compares
+// equal.
 func readYAMLObject(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(b)
+	docs, err := yamljson.Read(path, b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	v, err := decodeJSON(js)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	switch {
+	case len(docs) == 0:
+		return nil, fmt.Errorf("%s: no object in the file", path)
+	case len(docs) > 1:
+		return nil, fmt.Errorf("%s: %s: a fixture file holds one object; this is the second", path, docs[1].Label())
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("%s: not an object", path)
+	d := &docs[0]
+	if i := jsonscan.SkipSpace(d.JSON, 0); i >= len(d.JSON) || d.JSON[i] != '{' {
+		return nil, fmt.Errorf("%s:%d: %s is %s, not an object", path, d.Line, d.Label(), jsonscan.Kind(d.JSON[i]))
 	}
-	return js, nil
+	return d.JSON, nil
 }
 
 // RunFixtures converts each fixture's input with conv and compares the

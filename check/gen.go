@@ -419,8 +419,8 @@ func (g *Generator) str(t *rapid.T, n *schema.Node) string {
 	if maxLen >= 0 && utf8.RuneCountInString(s) > maxLen {
 		s = string([]rune(s)[:maxLen])
 	}
-	for utf8.RuneCountInString(s) < minLen {
-		s += "a"
+	if n := utf8.RuneCountInString(s); n < minLen {
+		s += strings.Repeat("a", minLen-n)
 	}
 	return s
 }

@@ -32,6 +32,9 @@ type Options struct {
 	Laws []string
 	// Logger receives progress at debug level (nil: silent).
 	Logger *slog.Logger
+	// Progress, when set, is called as each law run starts and once when
+	// all are done (Done == Total), from the goroutine that called Laws.
+	Progress func(LawProgress)
 
 	// measure skips shrinking (for the benchmarks).
 	measure bool
@@ -144,6 +147,13 @@ func Laws(ctx context.Context, crd *schema.CRD, conv Converter, opts Options) *R
 		}
 	}
 	return r
+}
+
+// LawProgress says where a run of the laws is: the law run starting (Law
+// from From to To) and how many of Total are done.
+type LawProgress struct {
+	Law, From, To string
+	Done, Total   int
 }
 
 // job is one law between two versions; prop returns every failure of the
@@ -311,10 +321,23 @@ func (e *lawEnv) runJobs(ctx context.Context, r *Report, jobs []job, log *slog.L
 	found := map[string]*Finding{}
 	counted := map[string]map[string]bool{} // finding key -> objects that showed it
 	var order []string
+	total, done := 0, 0
+	for _, j := range jobs {
+		if e.opts.wants(j.law) {
+			total++
+		}
+	}
+	if e.opts.Progress != nil {
+		defer func() { e.opts.Progress(LawProgress{Done: total, Total: total}) }()
+	}
 	for _, j := range jobs {
 		if !e.opts.wants(j.law) {
 			continue
 		}
+		if e.opts.Progress != nil {
+			e.opts.Progress(LawProgress{Law: j.law, From: j.from, To: j.to, Done: done, Total: total})
+		}
+		done++
 		if ctx.Err() != nil {
 			r.Add(Finding{Check: j.law, Severity: SeverityWarning, From: j.from, To: j.to, Message: fmt.Sprintf("not run: %v", ctx.Err())})
 			continue

@@ -232,7 +232,7 @@ spec:
           spec:
             type: object
             properties:
-              n: {type: integer, format: int64}
+              "n": {type: integer, format: int64} # quoted: kubectl reads a plain n as false
               s: {type: string, maxLength: 400}
               opt: {type: string, nullable: true}
               list: {type: array, items: {type: string}}

@@ -124,6 +124,11 @@ func TestStatic(t *testing.T) {
 			want:  []key{{Check: CheckLossy, From: "v1", To: "v1alpha1", Path: "/spec/paused", ToPath: "/spec/paused", Severity: SeverityError}},
 		},
 		{
+			name: "status field of one version only is lossy",
+			crd:  []string{"              ready: {type: boolean}\n  - name: v1\n", "              ready: {type: boolean}\n              phase: {type: string}\n  - name: v1\n"},
+			want: []key{{Check: CheckLossy, From: "v1alpha1", To: "v1", Path: "/status/phase", ToPath: "/status/phase", Severity: SeverityError}},
+		},
+		{
 			name:  "rule names a missing field",
 			rules: []string{"from: spec.replicas", "from: spec.replicaz"},
 			want: []key{

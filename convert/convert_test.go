@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 )
 
@@ -283,7 +285,7 @@ func TestErrors(t *testing.T) {
 		{"wrong kind", ren, `{"apiVersion":"example.com/v1","kind":"Gadget"}`, spokeV, []string{`kind "Gadget" is not Widget`}, "/kind"},
 		{"no apiVersion", ren, `{"kind":"Widget"}`, spokeV, []string{`no apiVersion`}, "/apiVersion"},
 		{"not an object", ren, `[1]`, spokeV, []string{`the object is a list, not a JSON object`}, ""},
-		{"invalid JSON", ren, `{"apiVersion":"example.com/v1",}`, spokeV, []string{`invalid JSON at byte 31`}, ""},
+		{"invalid JSON", ren, `{"apiVersion":"example.com/v1",}`, spokeV, []string{`object (to example.com/v1alpha1): invalid JSON at byte 31`}, ""},
 		{"parent not an object", must(convert.Rename(p("spec.zone"), p("spec.placement.zone"))), obj(spokeV, `{"zone":"a","placement":"x"}`), hubV, []string{`/spec/placement is a string, not an object`}, "/spec/placement/zone"},
 		{"bad preserved annotation", must(convert.HubOnly(p("spec.paused"), nil)), objAnn(spokeV, `{}`, `"{not json"`), hubV, []string{`annotation hubspoke.dev/preserved is not valid hubspoke data`}, "/metadata/annotations/hubspoke.dev~1preserved"},
 	}
@@ -477,6 +479,41 @@ func TestAnnotationLimit(t *testing.T) {
 	convertOK(t, c, in, spokeV)
 }
 
+// TestAnnotationLimitBoundary: the preserved annotation may fill the
+// annotations to exactly the API server's limit, keys and values counted,
+// and not one byte more.
+func TestAnnotationLimitBoundary(t *testing.T) {
+	c := newConv(t, must(convert.HubOnly(p("spec.blob"), nil)))
+	in := func(other int) string {
+		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","annotations":{"example.com/other":"` +
+			strings.Repeat("y", other) + `"}},"spec":{"blob":"` + strings.Repeat("x", 100<<10) + `"}}`
+	}
+	// The size of the converted annotations with a one-byte "other",
+	// counted as the API server counts it: keys and values, decoded.
+	size := func(out string) int {
+		var o struct {
+			Metadata struct{ Annotations map[string]string }
+		}
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for k, v := range o.Metadata.Annotations {
+			n += len(k) + len(v)
+		}
+		return n
+	}
+	base := size(convertOK(t, c, in(1), spokeV))
+	atLimit := 1 + apirules.MaxAnnotationsBytes - base
+	if got := size(convertOK(t, c, in(atLimit), spokeV)); got != apirules.MaxAnnotationsBytes {
+		t.Fatalf("annotations of %d bytes, want exactly %d", got, apirules.MaxAnnotationsBytes)
+	}
+	_, err := c.Convert(nil, []byte(in(atLimit+1)), spokeV)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("grows metadata.annotations to %d bytes, over the API server's limit of %d bytes", apirules.MaxAnnotationsBytes+1, apirules.MaxAnnotationsBytes)) {
+		t.Fatalf("one byte over the limit: err = %v", err)
+	}
+}
+
 func TestDeterministicAndConcurrent(t *testing.T) {
 	c := newConv(t,
 		must(convert.ListToMap(p("spec.e"), p("spec.m"), "name", convert.KeyString, convert.OrderKeep)),
@@ -536,5 +573,25 @@ func TestNewRejects(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEncodeNamesWhatIsNotJSON: a Go func writing +Inf gets an error that
+// names the value and the pointer, not encoding/json's.
+func TestEncodeNamesWhatIsNotJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{math.Inf(1), "rule funcs inf: /spec/ratio: +Inf is not a JSON value"},
+		{math.NaN(), "/spec/ratio: NaN is not a JSON value"},
+		{make(chan int), "/spec/ratio: a value of Go type chan int has no JSON form"},
+	} {
+		f := must(convert.Funcs("inf", func(o *convert.Object) error { return o.Encode(p("spec.ratio"), tc.v) }, func(*convert.Object) error { return nil }))
+		c := newConv(t, f)
+		_, err := c.Convert(nil, []byte(obj(spokeV, `{}`)), hubV)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "json: ") {
+			t.Errorf("%v: err = %v, want it to say %q", tc.v, err, tc.want)
+		}
 	}
 }

@@ -49,8 +49,13 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(e.Name)
 	}
-	if e.From != "" || e.To != "" {
+	switch {
+	case e.From != "" && e.To != "":
 		fmt.Fprintf(&b, " (%s -> %s)", e.From, e.To)
+	case e.To != "":
+		fmt.Fprintf(&b, " (to %s)", e.To)
+	case e.From != "":
+		fmt.Fprintf(&b, " (from %s)", e.From)
 	}
 	if e.Pointer != "" {
 		fmt.Fprintf(&b, " at %s", e.Pointer)

@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -156,6 +157,14 @@ func (o *Object) Encode(p Path, v any) error {
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
+		var uv *json.UnsupportedValueError
+		var ut *json.UnsupportedTypeError
+		switch {
+		case errors.As(err, &uv):
+			return fmt.Errorf("%s: %s is not a JSON value", p.Pointer(), uv.Str)
+		case errors.As(err, &ut):
+			return fmt.Errorf("%s: a value of Go type %s has no JSON form", p.Pointer(), ut.Type)
+		}
 		return fmt.Errorf("%s: %w", p.Pointer(), err)
 	}
 	return o.Set(p, raw) // validated: a big number may not decode

@@ -231,27 +231,18 @@ func (o *Object) flushPreserved() error {
 	return nil
 }
 
-// annotationsSize computes the total size of the annotations the way the
-// API server does: the sum of the lengths of every key and value.
+// annotationsSize is the total size of the annotations as the API server
+// counts it (apirules.AnnotationsSize: every key and value).
 func (o *Object) annotationsSize() (int, error) {
 	n, err := o.lookup(annotationsPath)
 	if err != nil || n == nil {
 		return 0, err
 	}
-	if _, err := o.st.expand(n); err != nil || n.obj == nil {
-		return 0, err
+	size, err := apirules.AnnotationsSize(n.write(nil))
+	if err != nil {
+		return 0, &Error{Pointer: annotationsPath.Pointer(), abs: true, Err: err}
 	}
-	total := 0
-	for _, m := range n.obj.members {
-		if m.deleted {
-			continue
-		}
-		total += len(decodeKey(m.rawKey))
-		if s, ok := stringOf(m.val); ok {
-			total += len(s)
-		}
-	}
-	return total, nil
+	return size, nil
 }
 
 // sortedKeys returns the keys of m in order.

@@ -27,6 +27,11 @@ var scanSeeds = []string{
 	`{"a":"\u00e9\n\"\\\/"}`, `"\ud83c\udf89"`, `{"a":1,}`, `[1,]`, `01`, `1.`, `.5`, `1e`, `-`, `"\x"`, `"\u12"`,
 	"\"a\tb\"", `{"a"}`, `{"a":}`, `{1:2}`, `[1 2]`, `{"a":1 "b":2}`, `tru`, `nul`, `{"a":1}}`, ``, ` `, "\"\xff\"",
 	`{"spec":{"replicas":3,"x":[{"y":{}}]},"apiVersion":"a/b"}`, `{"spec":{"replicas":1,"replicas":2}}`,
+	// Integers where a float64 ends (1e308 written out is accepted, 309
+	// nines are not), inside objects and lists as the engine reads them.
+	`{"spec":{"x":1` + strings.Repeat("0", 308) + `}}`, `{"spec":{"x":` + strings.Repeat("9", 309) + `}}`,
+	`{"spec":{"l":[1,` + strings.Repeat("9", 309) + `]}}`, `{"spec":{"x":-` + strings.Repeat("9", 309) + `}}`,
+	`{"metadata":{"annotations":{"a":"b"}},"spec":{"x":` + strings.Repeat("9", 305) + `}}`,
 }
 
 // FuzzScanAgreesWithAPIServer holds the engine's parse to the scanner's

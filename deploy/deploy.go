@@ -120,18 +120,13 @@ type Input struct {
 	RulesData []byte // the rule file as written, for the ConfigMap
 }
 
-// LoadInputs reads CRD files and rule files and pairs each CRD with the
-// rule file of its group and kind. Every CRD needs exactly one rule file
+// LoadInputs reads CRD files (every CustomResourceDefinition in each) and
+// rule files and pairs each CRD with the rule file of its group and kind. Every CRD needs exactly one rule file
 // and every rule file a CRD; a rule file must name every version of its
 // CRD (hub or spoke).
 func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error)) ([]Input, error) {
 	if len(crdFiles) == 0 {
 		return nil, errors.New("deploy: no CRD file")
-	}
-	type ruleFile struct {
-		f    *rules.File
-		data []byte
-		used bool
 	}
 	var rfs []*ruleFile
 	for _, p := range ruleFiles {
@@ -156,41 +151,22 @@ func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error))
 		if err != nil {
 			return nil, fmt.Errorf("deploy: %w", err)
 		}
-		crd, err := schema.Load(p, data)
+		crds, err := schema.LoadAll(p, data)
 		if err != nil {
 			return nil, fmt.Errorf("deploy: %w", err)
 		}
-		if prev, ok := seen[crd.Object.Name]; ok {
-			return nil, fmt.Errorf("deploy: %s: CRD %s is also in %s", p, crd.Object.Name, prev)
+		if len(crds) == 0 {
+			return nil, fmt.Errorf("deploy: %s: no CustomResourceDefinition found", p)
 		}
-		seen[crd.Object.Name] = p
-		var match *ruleFile
-		for _, rf := range rfs {
-			if rf.f.Group == crd.Group() && rf.f.Kind == crd.Kind() {
-				if match != nil {
-					return nil, fmt.Errorf("deploy: CRD %s (%s): two rule files convert %s.%s: %s and %s",
-						crd.Object.Name, p, crd.Kind(), crd.Group(), match.f.Name, rf.f.Name)
-				}
-				match = rf
+		for _, crd := range crds {
+			in, err := pairInput(p, crd, rfs, seen, &errs)
+			if err != nil {
+				return nil, err
+			}
+			if in != nil {
+				out = append(out, *in)
 			}
 		}
-		if match == nil {
-			errs = append(errs, fmt.Errorf("deploy: CRD %s (%s): no rule file converts %s.%s (give it with --rules)",
-				crd.Object.Name, p, crd.Kind(), crd.Group()))
-			continue
-		}
-		match.used = true
-		have := []string{match.f.Hub}
-		for _, s := range match.f.Spokes {
-			have = append(have, s.Version)
-		}
-		for _, v := range crd.VersionNames() {
-			if !slices.Contains(have, v) {
-				errs = append(errs, fmt.Errorf("deploy: CRD %s (%s) has version %s, which rule file %s does not convert (it has %v)",
-					crd.Object.Name, p, v, match.f.Name, have))
-			}
-		}
-		out = append(out, Input{CRD: crd, Rules: match.f, RulesData: match.data})
 	}
 	for _, rf := range rfs {
 		if !rf.used {
@@ -203,6 +179,54 @@ func LoadInputs(crdFiles, ruleFiles []string, read func(string) ([]byte, error))
 	}
 	return out, nil
 }
+
+// ruleFile is a rule file LoadInputs read, and whether a CRD uses it.
+type ruleFile struct {
+	f    *rules.File
+	data []byte
+	used bool
+}
+
+// pairInput pairs crd, read from file p, with its rule file; problems
+// that leave the other CRDs to check are added to errs.
+func pairInput(p string, crd *schema.CRD, rfs []*ruleFile, seen map[string]string, errs *[]error) (*Input, error) {
+	if prev, ok := seen[crd.Object.Name]; ok {
+		return nil, fmt.Errorf("deploy: %s: CRD %s is also in %s", p, crd.Object.Name, prev)
+	}
+	seen[crd.Object.Name] = p
+	var match *ruleFile
+	for _, rf := range rfs {
+		if rf.f.Group == crd.Group() && rf.f.Kind == crd.Kind() {
+			if match != nil {
+				return nil, fmt.Errorf("deploy: CRD %s (%s): two rule files convert %s.%s: %s and %s",
+					crd.Object.Name, p, crd.Kind(), crd.Group(), match.f.Name, rf.f.Name)
+			}
+			match = rf
+		}
+	}
+	if match == nil {
+		*errs = append(*errs, fmt.Errorf("deploy: CRD %s (%s): no rule file converts %s.%s (give it with --rules)",
+			crd.Object.Name, p, crd.Kind(), crd.Group()))
+		return nil, nil
+	}
+	match.used = true
+	have := []string{match.f.Hub}
+	for _, s := range match.f.Spokes {
+		have = append(have, s.Version)
+	}
+	for _, v := range crd.VersionNames() {
+		if !slices.Contains(have, v) {
+			*errs = append(*errs, fmt.Errorf("deploy: CRD %s (%s) has version %s, which rule file %s does not convert (it has %v)",
+				crd.Object.Name, p, v, match.f.Name, have))
+		}
+	}
+	return &Input{CRD: crd, Rules: match.f, RulesData: match.data}, nil
+}
+
+// Check reports what Render would refuse in o's values, once the defaults
+// are applied: a namespace or name that is no DNS label, fewer than two
+// replicas, a request limit under 1 MiB, a negative shutdown delay.
+func (o Options) Check() error { return o.defaults() }
 
 func (o *Options) defaults() error {
 	def := func(s *string, v string) {

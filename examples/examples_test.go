@@ -14,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hubspoke/hubspoke/internal/yamljson"
+
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
 )
@@ -150,7 +152,7 @@ func readJSON(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := yaml.YAMLToJSON(data)
+	j, err := yamljson.ToJSON(data) // as hubspoke convert and check --fixtures read it
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

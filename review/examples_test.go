@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/yaml"
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 
 	"github.com/hubspoke/hubspoke/convert"
 	_ "github.com/hubspoke/hubspoke/convert/celenv" // the examples use cel rules, as the hubspoke binaries serve them
@@ -48,7 +48,7 @@ func yamlToJSON(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := yaml.YAMLToJSON(y)
+	j, err := yamljson.ToJSON(y) // as hubspoke convert and check --fixtures read it
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -325,8 +325,8 @@ func TestSelfCheck(t *testing.T) {
 	}{
 		{name: "ok", convert: func(o, to string) string { return o }},
 		{name: "not JSON", convert: func(o, to string) string { return o[:len(o)-1] }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 124: unexpected end of JSON input in object"},
-		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not valid JSON: invalid JSON at byte 125: unexpected data after the object"},
-		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not an object"},
+		{name: "trailing data", convert: func(o, to string) string { return o + "{}" }, wantMsg: "the converted object is not JSON the API server decodes: invalid JSON at byte 125: unexpected data after the object"},
+		{name: "not an object", convert: func(o, to string) string { return `[` + o + `]` }, wantMsg: "the converted object is an array, not a JSON object"},
 		{name: "empty", convert: func(o, to string) string { return `` }, wantMsg: "the converted object is empty"},
 		{name: "wrong apiVersion", convert: func(o, to string) string { return strings.Replace(o, `example.com/v1"`, `example.com/v2"`, 1) }, wantMsg: `the converted object has apiVersion "example.com/v2", want "example.com/v1"`},
 		{name: "kind changed", convert: func(o, to string) string { return strings.Replace(o, `"Widget"`, `"Gadget"`, 1) }, wantMsg: `the converted object has kind "Gadget", want "Widget"`},
@@ -514,5 +514,51 @@ func TestReadBodyGrowth(t *testing.T) {
 				t.Errorf("size %d declared %d: buffer of %d bytes, over %d", size, declared, cap(got), limit)
 			}
 		}
+	}
+}
+
+// TestRequestSizeLimit: a body of exactly Options.MaxRequestBytes is
+// converted, one byte more is refused with 413, whether the request
+// declares its length or not.
+func TestRequestSizeLimit(t *testing.T) {
+	const limit = 64 << 10
+	h, _ := newTestHandler(t, Options{MaxRequestBytes: limit})
+	srv, client := tlsServer(t, h)
+	good := reviewBody(v1, "u1", "example.com/v1", widget("v1alpha1", "a", ""))
+	pad := func(n int) string { return good + strings.Repeat(" ", n-len(good)) } // space after the review is valid JSON
+	for _, tc := range []struct {
+		name    string
+		size    int
+		chunked bool
+		want    int
+	}{
+		{"exactly the limit", limit, false, 200},
+		{"exactly the limit, chunked", limit, true, 200},
+		{"one byte over", limit + 1, false, 413},
+		{"one byte over, chunked", limit + 1, true, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(pad(tc.size))
+			if tc.chunked {
+				body = io.MultiReader(body) // hides the length
+			}
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/convert", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d bytes: status %d, want %d: %s", tc.size, resp.StatusCode, tc.want, b)
+			}
+			if tc.want == 200 && !bytes.Contains(b, []byte(`"status":"Success"`)) {
+				t.Fatalf("%d bytes: not converted: %s", tc.size, b)
+			}
+		})
 	}
 }

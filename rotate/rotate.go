@@ -89,6 +89,10 @@ type Options struct {
 	Logger       *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Sleep waits d or until ctx is done (then it returns ctx's error):
+	// the trust wait, and the default ServingWait. Default: a timer. Tests
+	// give a clock of their own, with Now.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Step is one change rotate made (or, with DryRun, would make).
@@ -135,9 +139,12 @@ func Rotate(ctx context.Context, c Clients, o Options) (*Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
 	if o.ServingWait == nil {
 		o.ServingWait = func(ctx context.Context, _ *x509.Certificate) error {
-			return sleep(ctx, DefaultPropagationWait)
+			return o.Sleep(ctx, DefaultPropagationWait)
 		}
 	}
 	r := &rotator{c: c, o: o, log: o.Logger, res: &Result{}}
@@ -342,7 +349,7 @@ func (r *rotator) addCA(ctx context.Context, ca *x509.Certificate) error {
 		return err
 	}
 	r.log.Info("caBundles hold the new CA; waiting for every API server to use them", "wait", r.o.TrustWait)
-	if err := sleep(ctx, r.o.TrustWait); err != nil {
+	if err := r.o.Sleep(ctx, r.o.TrustWait); err != nil {
 		return err
 	}
 	return r.probe(ctx, "after adding the new CA")

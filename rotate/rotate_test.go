@@ -131,7 +131,9 @@ func (c *cluster) check(when string) {
 
 func (c *cluster) rotate(opts rotate.Options) (*rotate.Result, error) {
 	opts.Namespace, opts.Name = ns, name
-	opts.TrustWait = time.Millisecond
+	if opts.TrustWait == 0 {
+		opts.TrustWait = time.Millisecond
+	}
 	opts.PollInterval = time.Millisecond
 	opts.ServingWait = func(_ context.Context, cert *x509.Certificate) error {
 		c.served = cert // the pods now serve it
@@ -284,5 +286,133 @@ func TestLoad(t *testing.T) {
 		if crd, ok := o.(*apiextv1.CustomResourceDefinition); ok && string(crd.Spec.Conversion.Webhook.ClientConfig.CABundle) != string(st.CABundle) {
 			t.Errorf("%s: caBundle is not the cluster's", crd.Name)
 		}
+	}
+}
+
+// fakeClock is a clock that moves only when rotate sleeps.
+type fakeClock struct {
+	now    time.Time
+	sleeps []time.Duration
+	// during, when set, runs at each sleep, before the time moves.
+	during func(d time.Duration)
+}
+
+func (f *fakeClock) Now() time.Time { return f.now }
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	f.sleeps = append(f.sleeps, d)
+	if f.during != nil {
+		f.during(d)
+	}
+	f.now = f.now.Add(d)
+	return ctx.Err()
+}
+
+// trustsAll reports whether every CRD's caBundle holds ca.
+func (c *cluster) trustsAll(ca *x509.Certificate) bool {
+	for _, b := range c.bundles {
+		if !pki.Contains(b, ca) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTrustWait: between the moment the last caBundle holds the new CA
+// and the switch of the serving certificate to it, the whole trust wait
+// passes on rotate's clock.
+func TestTrustWait(t *testing.T) {
+	const trustWait = 7 * time.Minute
+	c := newCluster(t, pki.CAOptions{}, pki.CertOptions{})
+	clock := &fakeClock{now: time.Now()}
+	var trustedAt, switchedAt time.Time
+	c.core.PrependReactor("update", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if sec := a.(k8stesting.UpdateAction).GetObject().(*corev1.Secret); sec.Name == deploy.ServingSecretName(name) {
+			cert := mustParse(t, sec.Data[pki.CertFile])[0]
+			if cert.Issuer.CommonName != "first CA" && switchedAt.IsZero() {
+				switchedAt = clock.now
+			}
+		}
+		return false, nil, nil
+	})
+	c.ext.PrependReactor("update", "customresourcedefinitions", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// Runs before onWrite records the bundle: look at the one written.
+		crd := a.(k8stesting.UpdateAction).GetObject().(*apiextv1.CustomResourceDefinition)
+		written := mustParse(t, crd.Spec.Conversion.Webhook.ClientConfig.CABundle)
+		others := true
+		for n, b := range c.bundles {
+			if n != crd.Name && len(b) < 2 {
+				others = false
+			}
+		}
+		if len(written) == 2 && others && trustedAt.IsZero() {
+			trustedAt = clock.now
+		}
+		return false, nil, nil
+	})
+	res, err := c.rotate(rotate.Options{ForceCA: true, TrustWait: trustWait, Now: clock.Now, Sleep: clock.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"new-ca", "add-ca", "switch-serving", "drop-old-ca"}, stepNames(res)); diff != "" {
+		t.Fatalf("steps (-want +got):\n%s", diff)
+	}
+	if trustedAt.IsZero() || switchedAt.IsZero() {
+		t.Fatalf("trusted at %v, switched at %v", trustedAt, switchedAt)
+	}
+	if got := switchedAt.Sub(trustedAt); got < trustWait {
+		t.Errorf("the serving certificate switched %v after every caBundle held the new CA, want at least the trust wait %v (sleeps %v)", got, trustWait, clock.sleeps)
+	}
+	for _, v := range c.violations {
+		t.Error(v)
+	}
+}
+
+// TestSwitchRefusedWhileABundleLacksTheNewCA: a caBundle that loses the new
+// CA during the trust wait (an old cainjector replacing it, a hand edit)
+// stops the rotation before the serving certificate switches; run again,
+// it resumes and completes.
+func TestSwitchRefusedWhileABundleLacksTheNewCA(t *testing.T) {
+	c := newCluster(t, pki.CAOptions{}, pki.CertOptions{})
+	before := c.secretCert
+	clock := &fakeClock{now: time.Now()}
+	clock.during = func(d time.Duration) {
+		if d != time.Hour {
+			return
+		}
+		// Put the first CA back alone in one CRD's bundle, bypassing
+		// rotate's writes.
+		gvr := apiextv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+		obj, err := c.ext.Tracker().Get(gvr, "", "widgets.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := obj.(*apiextv1.CustomResourceDefinition).DeepCopy()
+		b := mustParse(t, crd.Spec.Conversion.Webhook.ClientConfig.CABundle)
+		crd.Spec.Conversion.Webhook.ClientConfig.CABundle = pki.Bundle(b[0])
+		if err := c.ext.Tracker().Update(gvr, crd, ""); err != nil {
+			t.Fatal(err)
+		}
+		c.bundles[crd.Name] = b[:1]
+	}
+	_, err := c.rotate(rotate.Options{ForceCA: true, TrustWait: time.Hour, Now: clock.Now, Sleep: clock.Sleep})
+	if err == nil || !strings.Contains(err.Error(), "refusing to switch the serving certificate: CRDs [widgets.example.com] do not trust its CA yet") {
+		t.Fatalf("err = %v, want the switch refused", err)
+	}
+	if !c.secretCert.Equal(before) {
+		t.Error("the serving certificate switched while a caBundle lacked its CA")
+	}
+	for _, v := range c.violations {
+		t.Error(v)
+	}
+	clock.during = nil
+	if _, err := c.rotate(rotate.Options{Now: clock.Now, Sleep: clock.Sleep}); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if c.secretCert.Equal(before) {
+		t.Error("the second run did not finish the rotation")
+	}
+	for _, v := range c.violations {
+		t.Error(v)
 	}
 }

@@ -9,18 +9,20 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
+	kjson "sigs.k8s.io/json"
+
 	"github.com/hubspoke/hubspoke/convert"
-	yamlv3 "go.yaml.in/yaml/v3"
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -76,49 +78,83 @@ func LoadFile(path string) (*CRD, error) {
 }
 
 // Load decodes a CRD from data; name is used in error messages
-// ("name:line: ...").
+// ("name:line: ..."). The file is read as kubectl reads it
+// (internal/yamljson: YAML 1.1, or JSON); the CRD is decoded as the API
+// server decodes it with strict field validation (sigs.k8s.io/json: keys
+// matched exactly, unknown and duplicate fields refused), and every
+// problem is named at its line and column.
 func Load(name string, data []byte) (*CRD, error) {
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	for doc := 0; ; doc++ {
-		var n yamlv3.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: no CustomResourceDefinition found", name)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", name, doc+1, err)
-		}
-		m, ok := v.(map[string]any)
-		if !ok || m["kind"] != "CustomResourceDefinition" {
-			continue
-		}
-		lines := map[string]int{}
-		nodeLines(&n, "", lines)
-		c := &CRD{File: name, lines: lines}
-		if err := c.decode(m); err != nil {
-			return nil, err
-		}
-		return c, nil
+	crds, err := load(name, data, true)
+	if err != nil {
+		return nil, err
 	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("%s: no CustomResourceDefinition found", name)
+	}
+	return crds[0], nil
 }
 
-func (c *CRD) decode(m map[string]any) error {
-	if av, _ := m["apiVersion"].(string); av != "apiextensions.k8s.io/v1" {
-		return fmt.Errorf("%s: apiVersion %q: only apiextensions.k8s.io/v1 CustomResourceDefinitions are supported", c.Pos("/apiVersion"), av)
-	}
-	raw, err := json.Marshal(m)
+// LoadAll is Load for every CustomResourceDefinition of the file, in
+// order; none is not an error.
+func LoadAll(name string, data []byte) ([]*CRD, error) { return load(name, data, false) }
+
+func load(name string, data []byte, first bool) ([]*CRD, error) {
+	docs, err := yamljson.Read(name, data)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.File, err)
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
+	var crds []*CRD
+	for i := range docs {
+		d := &docs[i]
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(d.JSON, &head); err != nil || head.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		c := &CRD{File: name, lines: d.Lines()}
+		if head.APIVersion != "apiextensions.k8s.io/v1" {
+			return nil, fmt.Errorf("%s: apiVersion %q: only apiextensions.k8s.io/v1 CustomResourceDefinitions are supported", c.Pos("/apiVersion"), head.APIVersion)
+		}
+		if err := c.decode(d); err != nil {
+			return nil, err
+		}
+		if crds = append(crds, c); first {
+			break
+		}
+	}
+	return crds, nil
+}
+
+// decode decodes d, a CustomResourceDefinition, into c.
+func (c *CRD) decode(d *yamljson.Document) error {
 	obj := &apiextv1.CustomResourceDefinition{}
-	if err := dec.Decode(obj); err != nil {
-		return fmt.Errorf("%s: decode CustomResourceDefinition: %w", c.File, err)
+	strict, err := kjson.UnmarshalStrict(d.JSON, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		// The standard decoder says where: the value that does not fit
+		// its field.
+		var te *json.UnmarshalTypeError
+		if errors.As(json.Unmarshal(d.JSON, &apiextv1.CustomResourceDefinition{}), &te) && te.Offset > 0 {
+			ptr := yamljson.PointerAt(d.JSON, int(te.Offset)-1)
+			pos := d.OffsetPosition(int(te.Offset) - 1)
+			return fmt.Errorf("%s:%d:%d: %s is %s, want %s", c.File, pos.Line, pos.Column, fieldName(ptr), jsonValue(te.Value), goKind(te.Type))
+		}
+		return fmt.Errorf("%s: %s: not a CustomResourceDefinition: %s", c.File, d.Label(), strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if len(strict) > 0 {
+		var msgs []string
+		for _, e := range strict {
+			msg := e.Error()
+			if q := strings.IndexByte(msg, '"'); q >= 0 {
+				if path, err := strconv.Unquote(msg[q:]); err == nil {
+					pos, _ := d.Position(pathPointer(path))
+					msg = fmt.Sprintf("%s:%d:%d: %s%s", c.File, pos.Line, pos.Column, msg[:q], path)
+				}
+			}
+			msgs = append(msgs, msg)
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "\n"))
 	}
 	c.Object = obj
 	if len(obj.Spec.Versions) == 0 {
@@ -248,42 +284,6 @@ func (c *CRD) SchemaPointer(v *Version, segs []string) string {
 
 func hasProp(s *Node, name string) bool { _, ok := s.Properties[name]; return ok }
 
-func nodeLines(n *yamlv3.Node, ptr string, out map[string]int) {
-	switch n.Kind {
-	case yamlv3.DocumentNode:
-		for _, c := range n.Content {
-			nodeLines(c, ptr, out)
-		}
-	case yamlv3.MappingNode:
-		if _, ok := out[ptr]; !ok {
-			out[ptr] = n.Line
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := ptr + "/" + convert.EscapePointerToken(k.Value)
-			out[p] = k.Line
-			nodeLines(v, p, out)
-		}
-	case yamlv3.SequenceNode:
-		if _, ok := out[ptr]; !ok {
-			out[ptr] = n.Line
-		}
-		for i, c := range n.Content {
-			p := fmt.Sprintf("%s/%d", ptr, i)
-			out[p] = c.Line
-			nodeLines(c, p, out)
-		}
-	case yamlv3.AliasNode:
-		if n.Alias != nil {
-			nodeLines(n.Alias, ptr, out)
-		}
-	default:
-		if _, ok := out[ptr]; !ok {
-			out[ptr] = n.Line
-		}
-	}
-}
-
 func isItemSegment(seg string) bool {
 	if seg == "*" || seg == "-" {
 		return true
@@ -397,4 +397,85 @@ func Fields(n *Node) []string {
 	walk(n, "", 0)
 	sort.Strings(out)
 	return out
+}
+
+// fieldName is a JSON pointer as a field path for messages
+// (/spec/versions/0/name: spec.versions[0].name).
+func fieldName(ptr string) string {
+	if ptr == "" {
+		return "the object"
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// pathPointer turns a field path as sigs.k8s.io/json's strict errors
+// write it (spec.versions[0].name) into a JSON pointer.
+func pathPointer(path string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(path, ".") {
+		for part != "" {
+			name, rest, _ := strings.Cut(part, "[")
+			if name != "" {
+				b.WriteString("/" + convert.EscapePointerToken(name))
+			}
+			if rest == "" {
+				break
+			}
+			idx, after, _ := strings.Cut(rest, "]")
+			b.WriteString("/" + idx)
+			part = after
+		}
+	}
+	return b.String()
+}
+
+// jsonValue names a JSON value as encoding/json's UnmarshalTypeError
+// describes it ("number -5", "string", "bool").
+func jsonValue(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number"):
+		return "a " + v
+	case v == "bool":
+		return "a boolean"
+	case v == "array", v == "object":
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// goKind names the JSON a Go type holds.
+func goKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value of another type"
 }

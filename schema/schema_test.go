@@ -86,10 +86,15 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string
 	}{
-		{name: "yaml syntax", data: "apiVersion: [\n", want: "crd.yaml: yaml: line"},
+		{name: "yaml syntax", data: "apiVersion: [\n", want: "crd.yaml:1:13: document 1: not valid YAML: "},
+		{name: "invalid utf-8", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: \"\xff\"\n", want: "crd.yaml:4:11: invalid UTF-8 (byte 0xff)"},
 		{name: "no crd", data: "kind: ConfigMap\n", want: "no CustomResourceDefinition found"},
 		{name: "v1beta1 crd", data: "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n", want: "crd.yaml:1: apiVersion"},
-		{name: "unknown field", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {grop: x}\n", want: `unknown field "grop"`},
+		{name: "unknown field", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {grop: x}\n", want: `crd.yaml:3:8: unknown field spec.grop`},
+		{name: "keys match exactly", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nSpec: {group: x}\n", want: `crd.yaml:3:1: unknown field Spec`},
+		{name: "duplicate field in JSON", data: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",` + "\n" + `"spec":{"group":"a","group":"b"}}`, want: `crd.yaml:2:17: duplicate field spec.group`},
+		{name: "wrong type", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: x\n  versions: many\n", want: `crd.yaml:5:3: spec.versions is a string, want an array`},
+		{name: "wrong type in a list", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  versions:\n  - name: v1\n    served: maybe\n", want: `crd.yaml:6:5: spec.versions[0].served is a string, want a boolean`},
 		{name: "no versions", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: x\n", want: "crd.yaml:3: spec.versions is empty"},
 		{name: "duplicate version", data: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  versions:\n  - name: v1\n  - name: v1\n", want: "crd.yaml:6: spec.versions[1]: duplicate version"},
 	}

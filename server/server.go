@@ -134,6 +134,12 @@ func Run(ctx context.Context, opts Options) error {
 		return errors.New("server: Options.CertDir is empty")
 	}
 	opts.defaults()
+	if err := CheckConvertPath(opts.ConvertPath); err != nil {
+		if opts.Listener != nil {
+			opts.Listener.Close()
+		}
+		return fmt.Errorf("server: conversion path %q: %w", opts.ConvertPath, err)
+	}
 	log := opts.Logger
 	c, err := newCerts(opts.CertDir, opts.ClientCAFile, log, opts.Registerer)
 	if err != nil {
@@ -151,10 +157,10 @@ func Run(ctx context.Context, opts Options) error {
 
 	var ready, draining atomic.Bool
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(HealthzPath, func(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusOK, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(ReadyzPath, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case draining.Load():
 			text(w, http.StatusServiceUnavailable, "shutting down")
@@ -165,7 +171,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	})
 	if opts.Gatherer != nil {
-		mux.Handle("/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+		mux.Handle(MetricsPath, promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	}
 	conv := opts.Handler
 	if opts.ClientCAFile != "" {

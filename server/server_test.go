@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"math/big"
 	"net"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hubspoke/hubspoke/pki"
 )
 
 func TestEndpoints(t *testing.T) {
@@ -407,4 +411,41 @@ func TestDefaults(t *testing.T) {
 	if o.Addr != ":8443" || o.ConvertPath != "/convert" {
 		t.Errorf("addr %q path %q", o.Addr, o.ConvertPath)
 	}
+}
+
+// TestCertRenewedWithTheSameKey: cert-manager with rotationPolicy: Never
+// renews a certificate with the key it had, so only tls.crt changes; the
+// server must serve the new certificate.
+func TestCertRenewedWithTheSameKey(t *testing.T) {
+	ca := newCA(t, "ca")
+	dir := t.TempDir()
+	crt, key, _ := ca.issue(t, false)
+	writeSecretVolume(t, dir, 1, crt, key)
+	ts := start(t, Options{CertDir: dir, CertReloadInterval: 5 * time.Millisecond}, nil)
+
+	kp, err := pki.ParseKeyPair(crt, key)
+	must(t, err)
+	tmpl := *kp.Cert
+	tmpl.SerialNumber = big.NewInt(424242)
+	tmpl.NotAfter = kp.Cert.NotAfter.Add(time.Hour)
+	der, err := x509.CreateCertificate(rand.Reader, &tmpl, ca.ca.Cert, kp.Key.Public(), ca.ca.Key)
+	must(t, err)
+	renewed := pki.EncodeCertificates(mustParseCert(t, der))
+	writeSecretVolume(t, dir, 2, renewed, key) // the same key file, byte for byte
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := waitServedSerial(ctx, ca.pem, strings.TrimPrefix(ts.url, "https://"), tmpl.SerialNumber); err != nil {
+		t.Fatalf("the certificate renewed with the same key is not served: %v", err)
+	}
+	if got := gathered(t, ts, MetricCertReloads, "success"); got < 1 {
+		t.Errorf("%s{result=success} = %v, want 1", MetricCertReloads, got)
+	}
+}
+
+func mustParseCert(t *testing.T, der []byte) *x509.Certificate {
+	t.Helper()
+	c, err := x509.ParseCertificate(der)
+	must(t, err)
+	return c
 }

@@ -23,6 +23,9 @@ import (
 	"os"
 	"time"
 
+	kjson "sigs.k8s.io/json"
+
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
@@ -147,29 +150,40 @@ func (c *Client) Convert(dst, obj []byte, toAPIVersion string) ([]byte, error) {
 	return append(dst, resp.Objects[0]...), nil
 }
 
-// Response is a decoded ConversionReview response.
+// Response is a webhook's reply to a ConversionReview, judged as the API
+// server judges it (apirules.Response).
 type Response struct {
 	// HTTPStatus of the reply.
 	HTTPStatus int
-	// APIVersion and Kind of the review in the reply.
+	// APIVersion and Kind of the review in the reply, UID its
+	// response.uid, Status and Message its response.result's: read as
+	// the API server's decoder reads them (keys matched exactly), for
+	// messages; empty when the reply is not a review.
 	APIVersion, Kind string
-	// UID echoed by the webhook.
-	UID string
-	// Status ("Success" or "Failure") and Message of the result.
-	Status, Message string
-	// Objects are the converted objects.
-	Objects []json.RawMessage
+	UID              string
+	Status, Message  string
+	// Objects are the converted objects, when the API server would take
+	// them (Verdict is nil).
+	Objects [][]byte
+	// Verdict is why the API server would refuse the reply (an
+	// *apirules.ResponseError, or an HTTP status other than 200), nil
+	// when it would take it. Only Review sets it: Post knows no request.
+	Verdict error
 	// Body is the raw reply.
 	Body []byte
 }
 
-// Err returns an error unless the review succeeded: a *ReviewError.
+// Err returns an error unless the API server would take the reply: a
+// *ReviewError, refused (ReviewError.Refused) when the webhook answered
+// with a Failure and a message.
 func (r *Response) Err() error {
 	if r.HTTPStatus != http.StatusOK {
 		return &ReviewError{msg: fmt.Sprintf("webhook: HTTP %d: %s", r.HTTPStatus, bytes.TrimSpace(truncate(r.Body, 300)))}
 	}
-	if r.Status != "Success" {
-		return &ReviewError{refused: r.Status == "Failure" && r.Message != "", msg: fmt.Sprintf("webhook: conversion %s: %s", orNone(r.Status), r.Message)}
+	if r.Verdict != nil {
+		var re *apirules.ResponseError
+		refused := errors.As(r.Verdict, &re) && re.Refused()
+		return &ReviewError{refused: refused, msg: "webhook: " + r.Verdict.Error(), err: r.Verdict}
 	}
 	return nil
 }
@@ -178,22 +192,19 @@ func (r *Response) Err() error {
 type ReviewError struct {
 	refused bool
 	msg     string
+	err     error // the apirules verdict, if any
 }
 
 func (e *ReviewError) Error() string { return e.msg }
+
+// Unwrap returns the *apirules.ResponseError behind the error, if any.
+func (e *ReviewError) Unwrap() error { return e.err }
 
 // Refused reports whether the webhook refused the conversion cleanly: an
 // HTTP 200 review with result.status Failure and a message, which the API
 // server shows to the user. check grades such a refusal of a valid object
 // as a warning, as it does a rule's deliberate refusal in the engine.
 func (e *ReviewError) Refused() bool { return e.refused }
-
-func orNone(s string) string {
-	if s == "" {
-		return "status missing"
-	}
-	return s
-}
 
 func truncate(b []byte, n int) []byte {
 	if len(b) > n {
@@ -214,13 +225,14 @@ type request struct {
 	Objects           []json.RawMessage `json:"objects"`
 }
 
-type reviewResponse struct {
+// reviewHead is what Post reads of a reply for messages, case-sensitively
+// as the API server's decoder does.
+type reviewHead struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Response   *struct {
-		UID              string            `json:"uid"`
-		ConvertedObjects []json.RawMessage `json:"convertedObjects"`
-		Result           struct {
+		UID    string `json:"uid"`
+		Result struct {
 			Status  string `json:"status"`
 			Message string `json:"message"`
 		} `json:"result"`
@@ -228,8 +240,10 @@ type reviewResponse struct {
 }
 
 // Review posts one ConversionReview (reviewVersion "v1" or "v1beta1") and
-// decodes the reply. A reply that is not a review is returned with its
-// HTTP status and body and no error; transport failures are errors.
+// judges the reply as the API server would (Response.Verdict, with
+// apirules.Response). A reply that is not a review is returned with its
+// HTTP status, body and verdict and no error; transport failures are
+// errors.
 func (c *Client) Review(ctx context.Context, reviewVersion, uid, desired string, objects [][]byte) (*Response, error) {
 	req := reviewRequest{APIVersion: "apiextensions.k8s.io/" + reviewVersion, Kind: "ConversionReview",
 		Request: request{UID: uid, DesiredAPIVersion: desired, Objects: make([]json.RawMessage, len(objects))}}
@@ -240,10 +254,18 @@ func (c *Client) Review(ctx context.Context, reviewVersion, uid, desired string,
 	if err != nil {
 		return nil, fmt.Errorf("webhook: encode review: %w", err)
 	}
-	return c.Post(ctx, body)
+	r, err := c.Post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.HTTPStatus == http.StatusOK {
+		r.Objects, r.Verdict = apirules.Response(apirules.Request{APIVersion: req.APIVersion, UID: uid, DesiredAPIVersion: desired, Objects: objects}, r.Body)
+	}
+	return r, nil
 }
 
-// Post sends body as a review and decodes the reply (see Review).
+// Post sends body as a review and reads the reply's head (see Response);
+// it sets no Verdict and no Objects, knowing no request.
 func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.opts.URL, bytes.NewReader(body))
 	if err != nil {
@@ -261,14 +283,13 @@ func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
 		return nil, fmt.Errorf("webhook: read reply: %w", err)
 	}
 	r := &Response{HTTPStatus: hresp.StatusCode, Body: data}
-	var rr reviewResponse
-	if err := json.Unmarshal(data, &rr); err != nil || rr.Response == nil {
-		return r, nil
+	var h reviewHead
+	if kjson.UnmarshalCaseSensitivePreserveInts(data, &h) == nil {
+		r.APIVersion, r.Kind = h.APIVersion, h.Kind
+		if h.Response != nil {
+			r.UID, r.Status, r.Message = h.Response.UID, h.Response.Result.Status, h.Response.Result.Message
+		}
 	}
-	r.APIVersion, r.Kind = rr.APIVersion, rr.Kind
-	r.UID = rr.Response.UID
-	r.Status, r.Message = rr.Response.Result.Status, rr.Response.Result.Message
-	r.Objects = rr.Response.ConvertedObjects
 	return r, nil
 }
 

@@ -29,6 +29,7 @@ type brokenHandler struct {
 	wrongUID       bool // answers with another uid
 	apiVersionOnly bool // rewrites apiVersion without restructuring
 	alwaysV1       bool // answers v1beta1 reviews in v1
+	upperUID       bool // answers "UID" for "uid"
 }
 
 func (h *brokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,9 +76,13 @@ func (h *brokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.alwaysV1 {
 		av = "apiextensions.k8s.io/v1"
 	}
+	uidKey := "uid"
+	if h.upperUID {
+		uidKey = "UID" // encoding/json reads it as uid; the API server does not
+	}
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"apiVersion": av, "kind": "ConversionReview",
-		"response": map[string]any{"uid": uid, "convertedObjects": out, "result": map[string]any{"status": status, "message": msg}},
+		"response": map[string]any{uidKey: uid, "convertedObjects": out, "result": map[string]any{"status": status, "message": msg}},
 	})
 }
 
@@ -140,6 +145,13 @@ func TestConformanceCatchesBrokenWebhooks(t *testing.T) {
 			"error protocol-batch v1alpha1->v1 ",
 		}},
 		{name: "wrong uid", h: &brokenHandler{wrongUID: true}, want: []string{
+			"error protocol-uid v1->v1 ",
+			"error protocol-uid v1->v1alpha1 ",
+			"error protocol-uid v1alpha1->v1 ",
+			"error protocol-uid v1alpha1->v1alpha1 ",
+			"error protocol-v1beta1 ->v1 ",
+		}},
+		{name: "uid spelt UID", h: &brokenHandler{upperUID: true}, want: []string{
 			"error protocol-uid v1->v1 ",
 			"error protocol-uid v1->v1alpha1 ",
 			"error protocol-uid v1alpha1->v1 ",

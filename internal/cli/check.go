@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/check/webhook"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 	"github.com/hubspoke/hubspoke/schema"
 )
 
@@ -30,6 +36,8 @@ type checkOptions struct {
 	laws          []string
 	ignores       []string
 	limit         int
+	// progress shows the laws' progress on a terminal (nil otherwise).
+	progress func(check.LawProgress)
 }
 
 // allLaws are the names --laws accepts.
@@ -38,7 +46,7 @@ var allLaws = []string{check.LawSpokeRoundTrip, check.LawHubRoundTrip, check.Law
 func newCheckCmd() *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [-o text|json]",
+		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [-o text|json|yaml]",
 		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures",
 		Long: `Check runs, for a CRD and its rule file (or a running webhook):
 
@@ -84,7 +92,7 @@ unreadable or invalid CRD or rule file).`,
 	f.StringVar(&o.rules, "rules", "", "rule file (hubspoke.dev/v1alpha1 Conversion)")
 	f.StringVar(&o.previousRules, "previous-rules", "", "rule file deployed today: check that a rollout from it to --rules is safe")
 	f.StringVar(&o.fixtures, "fixtures", "", "directory of golden fixture cases to run")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json or yaml (the same fields as json)")
 	f.IntVar(&o.objects, "objects", 1000, "generated objects per law and version pair (0 skips the laws)")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed for the generated objects (0: random)")
 	f.DurationVar(&o.shrink, "shrink-time", 5*time.Second, "time to minimise the counterexamples of each law and version pair")
@@ -99,11 +107,17 @@ unreadable or invalid CRD or rule file).`,
 }
 
 func (o *checkOptions) validate() error {
-	if o.output != "text" && o.output != "json" {
-		return usagef("unknown output format %q (want text or json)", o.output)
+	if o.output != "text" && o.output != "json" && o.output != "yaml" {
+		return usagef("unknown output format %q (want text, json or yaml)", o.output)
 	}
 	if o.objects < 0 {
 		return usagef("--objects must not be negative")
+	}
+	if o.shrink < 0 {
+		return usagef("--shrink-time must not be negative")
+	}
+	if o.limit < 1 {
+		return usagef("--max-findings %d: want 1 or more (-o json lists every finding)", o.limit)
 	}
 	for _, l := range o.laws {
 		if !slices.Contains(allLaws, l) {
@@ -122,12 +136,20 @@ func (o *checkOptions) validate() error {
 	if o.previousRules != "" && len(o.webhooks) == 2 {
 		return usagef("--previous-rules and a second --webhook both name the deployed conversion: give one")
 	}
+	for _, w := range o.webhooks {
+		if u, err := url.Parse(w); err != nil || u.Scheme != "https" || u.Host == "" {
+			return usagef("--webhook %q: want an https URL such as https://127.0.0.1:8443/convert", w)
+		}
+	}
 	return nil
 }
 
 func (o *checkOptions) run(cmd *cobra.Command) error {
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if isTerminal(cmd.ErrOrStderr()) {
+		o.progress = lawProgress(cmd.ErrOrStderr())
 	}
 	if len(o.webhooks) > 0 {
 		return o.runWebhook(cmd)
@@ -202,7 +224,7 @@ func (o *checkOptions) lawOptions() check.Options {
 	if len(o.laws) > 0 && len(laws) == 0 {
 		laws = []string{"none"} // only rollout-agreement asked for
 	}
-	return check.Options{Objects: o.objects, Seed: o.seed, ShrinkTime: o.shrink, Laws: laws}
+	return check.Options{Objects: o.objects, Seed: o.seed, ShrinkTime: o.shrink, Laws: laws, Progress: o.progress}
 }
 
 func (o *checkOptions) wantsRollout() bool {
@@ -308,9 +330,12 @@ func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report) error {
 	report.Limit = o.limit
 	var err error
 	out := cmd.OutOrStdout()
-	if o.output == "json" {
+	switch o.output {
+	case "json":
 		err = report.WriteJSON(out)
-	} else {
+	case "yaml":
+		err = writeYAML(out, report.WriteJSON)
+	default:
 		err = report.WriteText(out)
 	}
 	if err != nil {
@@ -320,4 +345,38 @@ func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report) error {
 		return exitError{exitFail}
 	}
 	return nil
+}
+
+// writeYAML writes as YAML what writeJSON writes as JSON: the same fields,
+// in the same order (kubectl's -o yaml of an -o json).
+func writeYAML(w io.Writer, writeJSON func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := writeJSON(&b); err != nil {
+		return err
+	}
+	y, err := yamljson.FromJSON(b.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// lawProgress returns a progress line for a terminal: the law run under
+// way, rewritten in place, cleared when all are done.
+func lawProgress(w io.Writer) func(check.LawProgress) {
+	start := time.Now()
+	return func(p check.LawProgress) {
+		if p.Done == p.Total {
+			fmt.Fprint(w, "\r\x1b[K")
+			return
+		}
+		fmt.Fprintf(w, "\r\x1b[Kchecking: law %d/%d, %s %s -> %s (%s)", p.Done+1, p.Total, p.Law, p.From, p.To, time.Since(start).Round(time.Second))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/review"
 )
@@ -121,6 +122,16 @@ func TestCheckCommand(t *testing.T) {
 			wantCode: 0,
 			wantOut:  []string{"ok: 0 errors", "2 law runs on 40 generated objects"},
 		},
+		{name: "webhook without a scheme", args: []string{"--crd", ex + "crd.yaml", "--webhook", "localhost:8443"}, wantCode: 2, wantErr: `--webhook "localhost:8443": want an https URL such as https://127.0.0.1:8443/convert`},
+		{name: "webhook over http", args: []string{"--crd", ex + "crd.yaml", "--webhook", "http://127.0.0.1:8443/convert"}, wantCode: 2, wantErr: "want an https URL"},
+		{
+			name:     "yaml",
+			args:     []string{"--crd", broken, "--rules", ex + "conversion.yaml", "--objects", "0", "-o", "yaml"},
+			wantCode: 1,
+			wantOut:  []string{"ok: false\nerrors: 1\n", "  fromConstraint: minimum 0\n"},
+		},
+		{name: "negative shrink time", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--shrink-time", "-1s"}, wantCode: 2, wantErr: "--shrink-time must not be negative"},
+		{name: "no findings printed", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--max-findings", "0"}, wantCode: 2, wantErr: "--max-findings 0: want 1 or more"},
 		{name: "unknown law", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--laws", "nope"}, wantCode: 2, wantErr: `unknown law "nope"`},
 		{name: "ignore without reason", args: []string{"--crd", ex + "crd.yaml", "--rules", ex + "conversion.yaml", "--ignore", "/spec"}, wantCode: 2, wantErr: "want POINTER=REASON"},
 		{name: "three webhooks", args: []string{"--crd", ex + "crd.yaml", "--webhook", "a", "--webhook", "b", "--webhook", "c"}, wantCode: 2, wantErr: "--webhook given 3 times"},
@@ -178,4 +189,21 @@ func webhookServer(t *testing.T) hookInfo {
 		t.Fatal(err)
 	}
 	return hookInfo{url: srv.URL + "/convert", ca: ca}
+}
+
+// TestLawProgress: on a terminal, check shows the law run under way on one
+// line, rewritten in place and cleared at the end.
+func TestLawProgress(t *testing.T) {
+	var b bytes.Buffer
+	p := lawProgress(&b)
+	p(check.LawProgress{Law: check.LawSpokeRoundTrip, From: "v1alpha1", To: "v1", Done: 0, Total: 4})
+	p(check.LawProgress{Law: check.LawDeterminism, From: "v1", To: "v1alpha1", Done: 3, Total: 4})
+	p(check.LawProgress{Done: 4, Total: 4})
+	want := "\r\x1b[Kchecking: law 1/4, spoke-hub-spoke v1alpha1 -> v1 (0s)\r\x1b[Kchecking: law 4/4, determinism v1 -> v1alpha1 (0s)\r\x1b[K"
+	if b.String() != want {
+		t.Errorf("progress %q, want %q", b.String(), want)
+	}
+	if isTerminal(&b) {
+		t.Error("a buffer is not a terminal")
+	}
 }

@@ -12,14 +12,15 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 	"github.com/hubspoke/hubspoke/internal/yamljson"
 )
 
@@ -27,8 +28,10 @@ type convertOptions struct {
 	files     []string
 	recursive bool
 	to        string
-	rules     []string
-	output    string
+	// outputVersion is kubectl convert's name of --to.
+	outputVersion string
+	rules         []string
+	output        string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -55,15 +58,10 @@ reported with its document, object and JSON pointer.`,
 	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file or directory to convert, or - for standard input (repeatable)")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	cmd.Flags().StringVar(&o.to, "to", "", "target GROUP/VERSION (or VERSION when the rule files share one group)")
+	cmd.Flags().StringVar(&o.outputVersion, "output-version", "", "the same as --to, as kubectl convert names it")
 	cmd.Flags().StringArrayVar(&o.rules, "rules", nil, "rule file (repeatable, one per kind)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml, json, name, jsonpath=TEMPLATE or jsonpath-as-json=TEMPLATE")
 	return cmd
-}
-
-// document is one input document with where it came from.
-type document struct {
-	source string // file name and document number, for errors
-	json   []byte
 }
 
 func (o *convertOptions) run(cmd *cobra.Command) error {
@@ -72,6 +70,12 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	}
 	if len(o.rules) == 0 {
 		return usagef("no rules: give --rules FILE")
+	}
+	if o.outputVersion != "" {
+		if o.to != "" {
+			return usagef("--to and --output-version are the same flag: give one")
+		}
+		o.to = o.outputVersion
 	}
 	if o.to == "" {
 		return usagef("no target version: give --to GROUP/VERSION")
@@ -111,7 +115,7 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	var docs []document
+	var docs []yamljson.Document
 	for _, f := range files {
 		d, err := readDocuments(f, cmd.InOrStdin())
 		if err != nil {
@@ -128,10 +132,10 @@ func (o *convertOptions) run(cmd *cobra.Command) error {
 	var out []json.RawMessage
 	var errs []string
 	var single json.RawMessage
-	for _, d := range docs {
-		conv, items, err := convertDocument(d, convs, to)
+	for i := range docs {
+		conv, items, err := convertDocument(&docs[i], convs, to)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", d.source, err))
+			errs = append(errs, err.Error())
 			continue
 		}
 		if items == nil {
@@ -223,15 +227,15 @@ func writeJSONPath(w io.Writer, jp *jsonpath.JSONPath, result []byte) error {
 func writeNames(w io.Writer, objs []json.RawMessage) error {
 	var b bytes.Buffer
 	for _, obj := range objs {
-		h, err := decodeHead(obj)
+		h, err := apirules.ReadHead(obj)
 		if err != nil {
 			return err
 		}
-		resource := strings.ToLower(h.Kind)
-		if group, _, ok := strings.Cut(h.APIVersion, "/"); ok {
+		resource := strings.ToLower(string(h.Kind))
+		if group, _, ok := strings.Cut(string(h.APIVersion), "/"); ok {
 			resource += "." + group
 		}
-		fmt.Fprintf(&b, "%s/%s\n", resource, h.Metadata.Name)
+		fmt.Fprintf(&b, "%s/%s\n", resource, h.Name)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -315,70 +319,124 @@ func expandFiles(names []string, recursive bool) ([]string, error) {
 	return out, nil
 }
 
-// objectHead is what convert reads of a document before converting it.
-type objectHead struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
-}
-
-func decodeHead(obj []byte) (objectHead, error) {
-	var h objectHead
-	if err := json.Unmarshal(obj, &h); err != nil {
-		return h, fmt.Errorf("not an object: %w", err)
-	}
-	return h, nil
-}
-
 // convertDocument converts one object, or every item of a List: then it
-// returns the List and, apart, its items.
-func convertDocument(d document, convs map[string]*convert.Converter, to string) (json.RawMessage, []json.RawMessage, error) {
-	head, err := decodeHead(d.json)
+// returns the List (its other bytes as they were) and, apart, its items.
+// Errors name the document's file, line and column and the object.
+func convertDocument(d *yamljson.Document, convs map[string]*convert.Converter, to string) (json.RawMessage, []json.RawMessage, error) {
+	head, err := apirules.ReadHead(d.JSON)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, docError(d, -1, 0, err)
 	}
-	if !strings.HasSuffix(head.Kind, "List") || head.Items == nil {
-		obj, err := convertObject(d.json, head, convs, to)
-		return obj, nil, err
+	items, span, isList := listItems(d.JSON, head)
+	if !isList {
+		obj, err := convertObject(d.JSON, head, convs, to)
+		if err != nil {
+			return nil, nil, docError(d, -1, 0, err)
+		}
+		return obj, nil, nil
 	}
 	var errs []string
-	items := make([]json.RawMessage, len(head.Items))
-	for i, it := range head.Items {
-		h, err := decodeHead(it)
+	out := make([]json.RawMessage, len(items))
+	var s jsonscan.Scanner
+	for i, it := range items {
+		h, err := apirules.ReadHeadWith(&s, it.data, fmt.Sprintf("items[%d]", i))
 		if err == nil {
-			items[i], err = convertObject(it, h, convs, to)
+			out[i], err = convertObject(it.data, h, convs, to)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("items[%d]: %v", i, err))
+			errs = append(errs, docError(d, i, it.off, err).Error())
 		}
 	}
 	if len(errs) > 0 {
-		return nil, nil, errors.New(strings.Join(errs, "; "))
+		return nil, nil, errors.New(strings.Join(errs, "\n"))
 	}
-	var list map[string]json.RawMessage
-	if err := json.Unmarshal(d.json, &list); err != nil {
-		return nil, nil, err
+	// The List as it came, its items replaced.
+	list := append([]byte(nil), d.JSON[:span[0]]...)
+	list = append(list, '[')
+	for i, it := range out {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, it...)
 	}
-	b, err := json.Marshal(items)
-	if err != nil {
-		return nil, nil, err
-	}
-	list["items"] = b
-	out, err := json.Marshal(list)
-	return out, items, err
+	list = append(list, ']')
+	list = append(list, d.JSON[span[1]:]...)
+	return list, out, nil
 }
 
-// convertObject converts obj, whose head is already decoded, with the
+// docError places err, the failure of d's object or (item >= 0) of its
+// List's item at offset off of d.JSON, in d's file: a syntax error at its
+// line and column, a conversion error at those of its pointer.
+func docError(d *yamljson.Document, item, off int, err error) error {
+	var se *jsonscan.SyntaxError
+	if errors.As(err, &se) {
+		pos := d.OffsetPosition(off + se.Off)
+		return fmt.Errorf("%s:%d:%d: %s: %s", d.File, pos.Line, pos.Column, d.Label(), se.Msg)
+	}
+	ptr, label := "", d.Label()
+	var ce *convert.Error
+	isConv := errors.As(err, &ce)
+	if item >= 0 {
+		ptr = fmt.Sprintf("/items/%d", item)
+		if isConv {
+			label += fmt.Sprintf(": items[%d]", item) // the error's pointer is the item's
+		}
+	}
+	if isConv {
+		ptr += ce.Pointer
+	}
+	if ptr == "" {
+		return fmt.Errorf("%s: %w", d, err)
+	}
+	pos, _ := d.Position(ptr) // or its nearest ancestor's: a pointer a rule would write
+	return fmt.Errorf("%s:%d:%d: %s: %w", d.File, pos.Line, pos.Column, label, err)
+}
+
+// listItem is an item of a List: its JSON and its offset in the List's.
+type listItem struct {
+	data []byte
+	off  int
+}
+
+// listItems returns the items of doc, a checked JSON object whose head is
+// head, when it is a List (a kind ending in List, with an items array), and
+// the span of its items array.
+func listItems(doc []byte, head apirules.Head) ([]listItem, [2]int, bool) {
+	if !strings.HasSuffix(string(head.Kind), "List") {
+		return nil, [2]int{}, false
+	}
+	var s jsonscan.Scanner
+	s.Reset(doc)
+	var items []listItem
+	var span [2]int
+	found := false
+	_, _ = s.Object(jsonscan.SkipSpace(doc, 0), 1, func(key []byte, v int) (int, error) {
+		if string(key) != "items" || doc[v] != '[' {
+			if string(key) == "items" {
+				found, items = false, nil // the last of duplicates wins
+			}
+			return s.Value(v, 1)
+		}
+		found, items = true, items[:0]
+		end, err := s.Array(v, 2, func(_, i int) (int, error) {
+			end, err := s.Value(i, 2)
+			items = append(items, listItem{data: doc[i:end], off: i})
+			return end, err
+		})
+		span = [2]int{v, end}
+		return end, err
+	})
+	return items, span, found
+}
+
+// convertObject converts obj, whose head is already read, with the
 // converter of its group and kind.
-func convertObject(obj []byte, head objectHead, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
-	group, _, found := strings.Cut(head.APIVersion, "/")
+func convertObject(obj []byte, head apirules.Head, convs map[string]*convert.Converter, to string) (json.RawMessage, error) {
+	group, _, found := strings.Cut(string(head.APIVersion), "/")
 	if !found {
 		group = ""
 	}
-	c := convs[group+"/"+head.Kind]
+	c := convs[group+"/"+string(head.Kind)]
 	if c == nil {
 		known := make([]string, 0, len(convs))
 		for k := range convs {
@@ -390,8 +448,9 @@ func convertObject(obj []byte, head objectHead, convs map[string]*convert.Conver
 	return c.Convert(nil, obj, to)
 }
 
-// readDocuments reads every document of a YAML or JSON file ("-" is stdin).
-func readDocuments(name string, stdin io.Reader) ([]document, error) {
+// readDocuments reads every document of a YAML or JSON file ("-" is
+// stdin).
+func readDocuments(name string, stdin io.Reader) ([]yamljson.Document, error) {
 	var data []byte
 	var err error
 	if name == "-" {
@@ -403,103 +462,5 @@ func readDocuments(name string, stdin io.Reader) ([]document, error) {
 	if err != nil {
 		return nil, err
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	var docs []document
-	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		// JSON: keep each value's bytes exactly (number literals and all).
-		dec := json.NewDecoder(bytes.NewReader(data))
-		for i := 1; ; i++ {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("%s: JSON value %d: %w", jsonPosition(name, data, err), i, err)
-			}
-			if len(raw) > 0 && raw[0] == '[' {
-				var items []json.RawMessage
-				if err := json.Unmarshal(raw, &items); err != nil {
-					return nil, fmt.Errorf("%s: JSON value %d: %w", name, i, err) // not reached: raw is valid JSON
-				}
-				for j, it := range items {
-					docs = append(docs, document{source: fmt.Sprintf("%s: value %d[%d]", name, i, j), json: it})
-				}
-				continue
-			}
-			docs = append(docs, document{source: fmt.Sprintf("%s: value %d", name, i), json: raw})
-		}
-		return docs, nil
-	}
-	for i, chunk := range splitYAML(data) {
-		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
-			continue
-		}
-		j, err := yamljson.ToJSON(chunk.data)
-		if err != nil {
-			if l := yamljson.Locate(chunk.data, err); l.Line > 0 {
-				// The position in the file, not in the document; the
-				// reader's line is left out, which would be the
-				// document's, and not the offending token's.
-				return nil, fmt.Errorf("%s:%d:%d: document %d: not valid YAML: %s (%s)", name, chunk.line+l.Line-1, l.Column, i+1, l.Message, l.ReaderMessage)
-			}
-			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, i+1, chunk.line, err)
-		}
-		if string(j) == "null" {
-			continue
-		}
-		docs = append(docs, document{source: fmt.Sprintf("%s: document %d (line %d)", name, i+1, chunk.line), json: j})
-	}
-	return docs, nil
-}
-
-// jsonPosition names the file and the line and column where decoding data
-// failed with err, as name:line:col; name alone when err has no offset.
-func jsonPosition(name string, data []byte, err error) string {
-	off := len(data) // unexpected end: the end of the data
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = int(se.Offset) - 1 // the offset is just past the offending byte
-	} else if !errors.Is(err, io.ErrUnexpectedEOF) {
-		return name
-	}
-	off = max(0, min(off, len(data)))
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:off], '\n')+1:off])
-	return fmt.Sprintf("%s:%d:%d", name, line, col)
-}
-
-type yamlChunk struct {
-	line int // first line of the document
-	data []byte
-}
-
-// splitYAML splits a YAML stream at "---" lines, remembering where each
-// document starts so errors can name the line.
-func splitYAML(data []byte) []yamlChunk {
-	var chunks []yamlChunk
-	cur := yamlChunk{line: 1}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	for n, l := range lines {
-		t := bytes.TrimRight(l, " \t\r\n")
-		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
-			chunks = append(chunks, cur)
-			cur = yamlChunk{line: n + 2}
-			continue
-		}
-		cur.data = append(cur.data, l...)
-	}
-	return append(chunks, cur)
-}
-
-// stripComments drops YAML comment lines, to spot documents that hold nothing.
-func stripComments(b []byte) []byte {
-	var out []byte
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		t := bytes.TrimSpace(l)
-		if len(t) == 0 || t[0] == '#' || string(t) == "---" {
-			continue
-		}
-		out = append(out, l...)
-		out = append(out, '\n')
-	}
-	return out
+	return yamljson.Read(name, data)
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
 	"github.com/hubspoke/hubspoke/rotate"
+	"github.com/hubspoke/hubspoke/schema"
 )
 
 type deployOptions struct {
 	crds, rules []string
+	recursive   bool
 	opts        deploy.Options
 	certs       string
 	maxRequest  string
@@ -39,7 +41,7 @@ var rolloutCheck deploy.RolloutCheck
 func newDeployCmd() *cobra.Command {
 	o := &deployOptions{}
 	cmd := &cobra.Command{
-		Use:   "deploy -f CRD [-f CRD ...] --rules FILE [--rules FILE ...] [--certs cert-manager|hubspoke]",
+		Use:   "deploy -f CRD|DIR [-f CRD ...] --rules FILE [--rules FILE ...] [--certs cert-manager|hubspoke]",
 		Short: "Print the manifests that run the conversion webhook for the CRDs",
 		Long: `Deploy prints, as YAML on standard output, everything a cluster needs to
 convert the given CRDs with hubspoke's webhook: the Namespace, a
@@ -73,13 +75,14 @@ Nothing is printed unless everything rendered. One object per document, in
 apply order; pipe to "kubectl apply -f -" or use as a kustomize base.
 See docs/production.md.`,
 		Example: `  hubspoke deploy -f examples/widget/crd.yaml --rules examples/widget/conversion.yaml | kubectl apply -f -
-  hubspoke deploy -f crds/ --rules rules/widgets.yaml --rules rules/gadgets.yaml --certs hubspoke -n conversion
+  hubspoke deploy -f crds/ -R --rules rules/widgets.yaml --rules rules/gadgets.yaml --certs hubspoke -n conversion
   hubspoke deploy -f crd.yaml --rules conversion.yaml --image registry.example.com/hubspoke-webhook:v1.2.0 > base/webhook.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.crds, "filename", "f", nil, "CRD file (YAML or JSON); repeat for several")
+	f.StringArrayVarP(&o.crds, "filename", "f", nil, "CRD file (YAML or JSON, every CustomResourceDefinition in it) or directory (its .json, .yaml and .yml files that hold CRDs); repeat for several")
+	f.BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	f.StringArrayVar(&o.rules, "rules", nil, "rule file (hubspoke.dev/v1alpha1 Conversion); one per CRD")
 	f.StringVar(&o.certs, "certs", string(deploy.CertManager), "who issues the serving certificate: cert-manager or hubspoke")
 	f.StringVarP(&o.opts.Namespace, "namespace", "n", deploy.DefaultNamespace, "namespace of the webhook")
@@ -129,7 +132,16 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	if o.reuseCerts && o.opts.Certs != deploy.Hubspoke {
 		return usagef("deploy: --reuse-certs is for --certs hubspoke (cert-manager keeps its own)")
 	}
-	in, err := deploy.LoadInputs(o.crds, o.rules, os.ReadFile)
+	// -n, --name, --replicas, --max-request-bytes, --shutdown-*: what
+	// Render would refuse is a usage error, found before any file is read.
+	if err := o.opts.Check(); err != nil {
+		return usageError{err}
+	}
+	files, err := crdFiles(o.crds, o.recursive)
+	if err != nil {
+		return err
+	}
+	in, err := deploy.LoadInputs(files, o.rules, os.ReadFile)
 	if err != nil {
 		return err
 	}
@@ -172,6 +184,47 @@ func (o *deployOptions) run(cmd *cobra.Command) error {
 	}
 	_, err = cmd.OutOrStdout().Write(b.Bytes())
 	return err
+}
+
+// crdFiles expands the directories among names into their .json, .yaml
+// and .yml files that hold a CustomResourceDefinition (the others, such as
+// rule files or objects, are left out), as kubectl -f DIR [-R] reads a
+// directory; files named on their own are kept, so that one without a CRD
+// is an error.
+func crdFiles(names []string, recursive bool) ([]string, error) {
+	var out []string
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		if !fi.IsDir() {
+			out = append(out, name)
+			continue
+		}
+		files, err := expandFiles([]string{name}, recursive)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		n := len(out)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("deploy: %w", err)
+			}
+			crds, err := schema.LoadAll(f, data)
+			if err != nil {
+				return nil, fmt.Errorf("deploy: %w", err)
+			}
+			if len(crds) > 0 {
+				out = append(out, f)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("deploy: %s: no CustomResourceDefinition in the directory's .json, .yaml and .yml files", name)
+		}
+	}
+	return out, nil
 }
 
 // refusedCRDs returns an error naming every reason the API server would

@@ -95,7 +95,7 @@ func isCobraUsage(err error) bool {
 // error and usage printing and marks flag errors as usage errors.
 func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SilenceUsage, root.SilenceErrors = true, true
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: flagError(err)} })
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -106,4 +106,27 @@ func Run(ctx context.Context, root *cobra.Command, args []string, stdin io.Reade
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
 	return Code(err)
+}
+
+// flagError rewrites pflag's error for a value it could not parse
+// (`invalid argument "-1" for "--seed" flag: strconv.ParseUint: parsing
+// "-1": invalid syntax`) to say what the flag wants instead of which Go
+// function failed.
+func flagError(err error) error {
+	msg := err.Error()
+	for _, w := range []struct{ from, want string }{
+		{": strconv.ParseUint: ", "want a whole number, 0 or more"},
+		{": strconv.ParseInt: ", "want a whole number"},
+		{": strconv.ParseFloat: ", "want a number"},
+		{": strconv.ParseBool: ", "want true or false"},
+		{": time: ", "want a duration such as 30s, 5m or 1h30m"},
+	} {
+		if i := strings.Index(msg, w.from); i >= 0 {
+			if strings.HasSuffix(msg, "value out of range") {
+				return fmt.Errorf("%s: out of range", msg[:i])
+			}
+			return fmt.Errorf("%s: %s", msg[:i], w.want)
+		}
+	}
+	return err
 }

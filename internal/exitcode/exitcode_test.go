@@ -40,6 +40,10 @@ func newRoot() *cobra.Command {
 		},
 	}
 	run.Flags().StringVar(&fail, "fail", "", "")
+	run.Flags().Uint64("seed", 0, "")
+	run.Flags().Int32("replicas", 0, "")
+	run.Flags().Duration("wait", 0, "")
+	run.Flags().Bool("dry", false, "")
 	root.AddCommand(run)
 	return root
 }
@@ -57,6 +61,11 @@ func TestRun(t *testing.T) {
 		{"report printed, exit 1, nothing more", []string{"run", "--fail", "report"}, exitcode.Failure, ""},
 		{"a command's own Coder", []string{"run", "--fail", "own"}, 3, "error: wrapped: mine\n"},
 		{"unknown flag", []string{"run", "--nope"}, exitcode.Usage, "error: unknown flag: --nope\n"},
+		{"negative unsigned", []string{"run", "--seed", "-1"}, exitcode.Usage, "error: invalid argument \"-1\" for \"--seed\" flag: want a whole number, 0 or more\n"},
+		{"not a number", []string{"run", "--replicas", "two"}, exitcode.Usage, "error: invalid argument \"two\" for \"--replicas\" flag: want a whole number\n"},
+		{"out of range", []string{"run", "--replicas", "9999999999"}, exitcode.Usage, "error: invalid argument \"9999999999\" for \"--replicas\" flag: out of range\n"},
+		{"not a duration", []string{"run", "--wait", "soon"}, exitcode.Usage, "error: invalid argument \"soon\" for \"--wait\" flag: want a duration such as 30s, 5m or 1h30m\n"},
+		{"not a boolean", []string{"run", "--dry=maybe"}, exitcode.Usage, "error: invalid argument \"maybe\" for \"--dry\" flag: want true or false\n"},
 		{"unknown command", []string{"walk"}, exitcode.Usage, "error: unknown command \"walk\" for \"tool\"\n"},
 		{"extra argument", []string{"run", "x"}, exitcode.Usage, "error: unknown command \"x\" for \"tool run\"\n"},
 	}

@@ -49,6 +49,19 @@ func TestScannerTable(t *testing.T) {
 		{name: "underflow", in: `1e-400`, ok: true},
 		{name: "299 digits", in: strings.Repeat("9", 299), ok: true},
 		{name: "400 digits", in: strings.Repeat("9", 400), msg: "out of range"},
+		// Integers of 300 to 309 digits, where a float64 ends, inside an
+		// object and an array as at the top: the scan's fast path for
+		// plain integers must hand them to the range check.
+		{name: "1e308 written out in an object", in: `{"a":1` + strings.Repeat("0", 308) + `}`, ok: true},
+		{name: "1e308 written out, nested", in: `{"a":{"b":[1` + strings.Repeat("0", 308) + `]}}`, ok: true},
+		{name: "300 nines in an object", in: `{"a":` + strings.Repeat("9", 300) + `}`, ok: true},
+		{name: "308 nines in an object", in: `{"a":` + strings.Repeat("9", 308) + `}`, ok: true},
+		{name: "309 nines in an object", in: `{"a":` + strings.Repeat("9", 309) + `}`, msg: "out of range"},
+		{name: "309 nines in an array", in: `[` + strings.Repeat("9", 309) + `]`, msg: "out of range"},
+		{name: "-309 nines in an object", in: `{"a":-` + strings.Repeat("9", 309) + `}`, msg: "out of range"},
+		{name: "309 nines at the top", in: strings.Repeat("9", 309), msg: "out of range"},
+		{name: "largest float written out", in: `{"a":179769313486231570` + strings.Repeat("0", 291) + `}`, ok: true},
+		{name: "just above the largest float", in: `{"a":179769313486231581` + strings.Repeat("0", 291) + `}`, msg: "out of range"},
 		{name: "1e400", in: `[1e400]`, msg: "number 1e400 is out of range"},
 		{name: "-1e309", in: `{"a":-1e309}`, msg: "out of range"},
 		{name: "depth 10000", in: deep(10000), ok: true},

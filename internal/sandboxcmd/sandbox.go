@@ -13,11 +13,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	pathpkg "path"
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -75,8 +73,8 @@ it cleanly.`,
   KUBECONFIG=... kubectl get widgets.v1alpha1.example.com -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkPath(path); err != nil {
-				return exitcode.UsageError{Err: err}
+			if err := server.CheckConvertPath(path); err != nil {
+				return exitcode.UsageError{Err: fmt.Errorf("--path %q: %w", path, err)}
 			}
 			ns, name, err := parseService(service)
 			if err != nil {
@@ -132,28 +130,6 @@ is on PATH, so it serves controller-runtime's envtest as KUBEBUILDER_ASSETS.`,
 			return nil
 		},
 	}
-}
-
-// checkPath refuses a --path the webhook server cannot serve conversions
-// at: not an absolute URL path, a pattern of http.ServeMux (a method, a
-// host, a wildcard), or one of the server's own paths.
-func checkPath(path string) error {
-	switch {
-	case !strings.HasPrefix(path, "/"):
-		return fmt.Errorf("--path %q: want an absolute path such as /convert", path)
-	case strings.ContainsFunc(path, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '{' || r == '}' || r == '?' || r == '#'
-	}):
-		return fmt.Errorf("--path %q: want a plain URL path such as /convert (no spaces, {wildcards}, query or fragment)", path)
-	case pathpkg.Clean(path) != strings.TrimSuffix(path, "/") && path != "/":
-		return fmt.Errorf("--path %q: want a clean path (%s): the server redirects any other", path, pathpkg.Clean(path))
-	}
-	for _, own := range []string{"/healthz", "/readyz", "/metrics"} {
-		if path == own {
-			return fmt.Errorf("--path %q: the webhook server serves %s itself; choose another path, such as /convert", path, own)
-		}
-	}
-	return nil
 }
 
 // parseService splits --service NAMESPACE/NAME, both names as the API

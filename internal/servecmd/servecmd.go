@@ -6,6 +6,7 @@ package servecmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,6 +89,9 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	}
 	if err := checkAddr(o.addr); err != nil {
 		return usagef("serve: --addr %q: %w", o.addr, err)
+	}
+	if err := server.CheckConvertPath(o.path); err != nil {
+		return usagef("serve: --path %q: %w", o.path, err)
 	}
 	maxBytes, err := parseBytes(o.maxRequest)
 	if err != nil {
@@ -190,9 +194,58 @@ var version = ""
 // Version returns the version line of the binary (after its name): the
 // module version and the VCS revision it was built from, read from the
 // build info.
-func Version() string {
+func Version() string { return Info().String() }
+
+// VersionInfo is what a binary knows of its own build, as version -o
+// json|yaml prints it.
+type VersionInfo struct {
+	// Version is the link-time version, else the module's; "(devel)"
+	// when neither is known.
+	Version string `json:"version"`
+	// Revision is the VCS revision (12 characters), "" when the build
+	// has none (go build -buildvcs=false).
+	Revision string `json:"revision,omitempty"`
+	// Modified says the work tree had changes.
+	Modified bool `json:"modified,omitempty"`
+	// CommitTime is the revision's commit time.
+	CommitTime string `json:"commitTime,omitempty"`
+	// GoVersion is the Go toolchain's version.
+	GoVersion string `json:"goVersion,omitempty"`
+	// BuildInfo is false when the binary holds no build information.
+	BuildInfo bool `json:"buildInfo"`
+}
+
+// ReadVersionInfo returns the VersionInfo of a link-time version (may be
+// empty) and the build info (may be nil).
+func ReadVersionInfo(linked string, bi *debug.BuildInfo) VersionInfo {
+	v := VersionInfo{Version: linked, BuildInfo: bi != nil}
+	if v.Version == "" && bi != nil {
+		v.Version = bi.Main.Version
+	}
+	if v.Version == "" {
+		v.Version = "(devel)"
+	}
+	if bi == nil {
+		return v
+	}
+	v.GoVersion = bi.GoVersion
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		case "vcs.time":
+			v.CommitTime = s.Value
+		}
+	}
+	return v
+}
+
+// Info returns the VersionInfo of the running binary.
+func Info() VersionInfo {
 	bi, _ := debug.ReadBuildInfo()
-	return FormatVersion(version, bi)
+	return ReadVersionInfo(version, bi)
 }
 
 // FormatVersion formats the version line from a link-time version (may be
@@ -202,37 +255,86 @@ func Version() string {
 // "revision unknown" rather than guess; a build outside module mode or
 // from a work tree says "(devel)" for the version, as the go command does.
 func FormatVersion(linked string, bi *debug.BuildInfo) string {
-	v := linked
-	if v == "" && bi != nil {
-		v = bi.Main.Version
+	return ReadVersionInfo(linked, bi).String()
+}
+
+// String is the version line (see FormatVersion).
+func (v VersionInfo) String() string {
+	if !v.BuildInfo {
+		return v.Version + " (no build information)"
 	}
-	if v == "" {
-		v = "(devel)"
-	}
-	if bi == nil {
-		return v + " (no build information)"
-	}
-	var rev, modified, when string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = ", modified"
-			}
-		case "vcs.time":
-			when = ", built from a commit of " + s.Value
-		}
-	}
+	rev := v.Revision
 	if rev == "" {
 		rev = "unknown"
 	}
-	details := "revision " + rev + modified + when
-	if bi.GoVersion != "" {
-		details += ", " + bi.GoVersion
+	details := "revision " + rev
+	if v.Modified {
+		details += ", modified"
 	}
-	return v + " (" + details + ")"
+	if v.CommitTime != "" {
+		details += ", built from a commit of " + v.CommitTime
+	}
+	if v.GoVersion != "" {
+		details += ", " + v.GoVersion
+	}
+	return v.Version + " (" + details + ")"
+}
+
+// yaml writes v as YAML, the fields of its JSON in their order, strings
+// quoted as JSON quotes them (valid YAML, never read as anything but a
+// string). Written here rather than with internal/yamljson, whose YAML
+// encoder would add a third of a megabyte to the slim webhook binary.
+func (v VersionInfo) yaml() []byte {
+	var b []byte
+	str := func(k, s string) {
+		if s != "" || k == "version" {
+			q, _ := json.Marshal(s)
+			b = append(append(append(b, k+": "...), q...), '\n')
+		}
+	}
+	str("version", v.Version)
+	str("revision", v.Revision)
+	if v.Modified {
+		b = append(b, "modified: true\n"...)
+	}
+	str("commitTime", v.CommitTime)
+	str("goVersion", v.GoVersion)
+	return append(b, "buildInfo: "+strconv.FormatBool(v.BuildInfo)+"\n"...)
+}
+
+// NewVersionCmd returns the version command of the binary called name:
+// the version line, or with -o json|yaml the VersionInfo.
+func NewVersionCmd(name string) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version [-o json|yaml]",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := Info()
+			w := cmd.OutOrStdout()
+			switch output {
+			case "":
+				_, err := fmt.Fprintf(w, "%s %s\n", name, info)
+				return err
+			case "json", "yaml":
+				b, err := json.MarshalIndent(info, "", "  ")
+				if err != nil {
+					return err
+				}
+				if output == "yaml" {
+					b = info.yaml()
+				} else {
+					b = append(b, '\n')
+				}
+				_, err = w.Write(b)
+				return err
+			}
+			return usagef("version: -o %q: want json or yaml", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the version's parts, one field each (default: one line)")
+	return cmd
 }
 
 // NewWebhookRoot returns the root command of hubspoke-webhook: serve and
@@ -242,15 +344,7 @@ func NewWebhookRoot() *cobra.Command {
 		Use:   "hubspoke-webhook",
 		Short: "The hubspoke conversion webhook server",
 	}
-	root.AddCommand(New(), &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "hubspoke-webhook %s\n", Version())
-			return err
-		},
-	})
+	root.AddCommand(New(), NewVersionCmd("hubspoke-webhook"))
 	return root
 }
 

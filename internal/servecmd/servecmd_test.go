@@ -96,6 +96,22 @@ func TestServe(t *testing.T) {
 	if diff := cmp.Diff(wantV, gotV); resp.StatusCode != 200 || diff != "" {
 		t.Errorf("status %d, response (-want +got):\n%s", resp.StatusCode, diff)
 	}
+	// --max-request-bytes reaches the handler: a review padded to
+	// exactly 1Mi is converted, one byte more is refused.
+	for _, tc := range []struct {
+		size, want int
+	}{{1 << 20, 200}, {1<<20 + 1, 413}} {
+		padded := append(bytes.TrimSpace(body), bytes.Repeat([]byte(" "), tc.size-len(bytes.TrimSpace(body)))...)
+		resp, err := client.Post("https://"+addr+"/convert", "application/json", bytes.NewReader(padded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("a review of %d bytes with --max-request-bytes 1Mi: status %d, want %d: %.200s", tc.size, resp.StatusCode, tc.want, msg)
+		}
+	}
 	resp, err = client.Get("https://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +165,12 @@ func TestUsage(t *testing.T) {
 		{name: "bad size", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--max-request-bytes", "lots"}, wantCode: 2, wantErr: `--max-request-bytes: "lots" is not a positive size`},
 		{name: "addr without port", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", "127.0.0.1"}, wantCode: 2, wantErr: `error: serve: --addr "127.0.0.1": want HOST:PORT (e.g. :8443 or 127.0.0.1:8443): address 127.0.0.1: missing port in address`},
 		{name: "addr with a bad port", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", ":99999"}, wantCode: 2, wantErr: `--addr ":99999": want HOST:PORT with a port from 0 to 65535: address 99999: invalid port`},
+		{name: "path without slash", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--path", "convert"}, wantCode: 2, wantErr: `error: serve: --path "convert": want an absolute path such as /convert`},
+		{name: "path of the health endpoint", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--path", "/healthz"}, wantCode: 2, wantErr: `error: serve: --path "/healthz": /healthz is the server's own endpoint`},
+		{name: "path of the metrics endpoint", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--path", "/metrics"}, wantCode: 2, wantErr: `--path "/metrics": /metrics is the server's own endpoint`},
+		{name: "path with a method", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--path", "GET /x"}, wantCode: 2, wantErr: `--path "GET /x": want an absolute path`},
+		{name: "path with a space", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--path", "/a b"}, wantCode: 2, wantErr: `--path "/a b": segment "a b"`},
+		{name: "negative shutdown delay", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--shutdown-delay", "-5s"}, wantCode: 2, wantErr: "--shutdown-delay must not be negative"},
 		{name: "unknown flag", args: []string{"serve", "--nope"}, wantCode: 2, wantErr: "unknown flag: --nope"},
 		{name: "argument", args: []string{"serve", "x"}, wantCode: 2, wantErr: `unknown command "x"`},
 		{name: "no such command", args: []string{"sandbox"}, wantCode: 2, wantErr: `unknown command "sandbox"`},

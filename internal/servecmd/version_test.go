@@ -1,6 +1,7 @@
 package servecmd
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/hubspoke/hubspoke/internal/yamljson"
 )
 
 func TestFormatVersion(t *testing.T) {
@@ -43,6 +46,22 @@ func TestFormatVersion(t *testing.T) {
 				t.Errorf("FormatVersion = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	got, err := json.Marshal(ReadVersionInfo("", tests[1].bi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"version":"(devel)","revision":"0123456789ab","modified":true,"commitTime":"2026-12-02T13:00:00Z","goVersion":"go1.26.8","buildInfo":true}`; string(got) != want {
+		t.Errorf("-o json: %s, want %s", got, want)
+	}
+	// -o yaml reads back as -o json, as kubectl reads YAML.
+	for _, bi := range []*debug.BuildInfo{tests[0].bi, tests[1].bi, tests[2].bi, nil} {
+		v := ReadVersionInfo("", bi)
+		j, _ := json.Marshal(v)
+		y, err := yamljson.ToJSON(v.yaml())
+		if err != nil || string(y) != string(j) {
+			t.Errorf("-o yaml %q reads as %s (%v), -o json is %s", v.yaml(), y, err, j)
+		}
 	}
 }
 

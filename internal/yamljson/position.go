@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	goyaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
@@ -41,6 +42,14 @@ func Locate(data []byte, err error) Located {
 	if m := readerLine.FindStringSubmatch(l.ReaderMessage); m != nil {
 		l.ReaderMessage = strings.TrimPrefix(l.ReaderMessage, m[0])
 		fmt.Sscan(m[1], &l.ReaderLine)
+	}
+	if !utf8.Valid(data) {
+		// The readers say "invalid leading UTF-8 octet" and name no
+		// line; the byte's place is known.
+		off := invalidUTF8(data)
+		p := positionAt(data, off)
+		l.Line, l.Column, l.Message = p.Line, p.Column, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", data[off])
+		return l
 	}
 	_, perr := parser.ParseBytes(data, 0)
 	var se *goyaml.SyntaxError

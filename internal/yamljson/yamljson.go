@@ -1,7 +1,11 @@
-// Package yamljson converts one YAML document to JSON and JSON to YAML
-// keeping what the conversion engine keeps: number literals
-// (123456789012345678901234567890 and 0.1000 stay as written) and key
-// order.
+// Package yamljson is hubspoke's one reader of YAML. It converts one YAML
+// document to JSON and JSON to YAML keeping what the conversion engine
+// keeps: number literals (123456789012345678901234567890 and 0.1000 stay
+// as written) and key order. Read splits a file into its YAML documents or
+// JSON values and places any JSON pointer or byte offset of a document
+// back at its line and column in the file; Locate places a YAML syntax
+// error. convert, check's fixtures and CRD files (package schema) are read
+// through it.
 //
 // YAML is read as kubectl reads it (sigs.k8s.io/yaml, YAML 1.1: "yes" is
 // true, 0777 is octal); a YAML 1.2 parse of the same document supplies the

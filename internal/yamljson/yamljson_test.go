@@ -142,6 +142,15 @@ func TestLocate(t *testing.T) {
 			}
 		})
 	}
+	// Invalid UTF-8: the place of the byte, which the readers do not name.
+	doc := "a: 1\nb:\n  c: \"x\xffy\"\n"
+	_, err0 := ToJSON([]byte(doc))
+	if err0 == nil {
+		t.Fatal("ToJSON accepted invalid UTF-8")
+	}
+	if l := Locate([]byte(doc), err0); l.Line != 3 || l.Column != 8 || l.Message != "invalid UTF-8 (byte 0xff)" {
+		t.Errorf("Locate of invalid UTF-8 = %+v, want 3:8", l)
+	}
 	// A document only the reader refuses (goccy's parser takes it) has no
 	// position, and the reader's message.
 	err := errors.New("error converting YAML to JSON: yaml: line 2: something only this reader minds")
