@@ -24,12 +24,14 @@ type failure struct {
 	err         error
 }
 
-// checkLive reads up to Samples objects through every served version
-// (converting from the versions they are stored at) and creates a copy of
-// one with dryRun through every served version but the storage one (the
-// API server converts it to the storage version and the reply back). The
-// operations run side by side, each bounded by the diagnosis's time: the
-// API server waits up to 30 s for a webhook that does not answer.
+// checkLive lists up to Samples objects through the storage version, gets
+// two of them through every other served version (a GET converts its
+// object; a LIST may be served from the watch cache, converted when the
+// objects entered it) and creates a copy of one with dryRun through each
+// of those versions (the API server converts it to the storage version
+// and the reply back). The versions are checked side by side, each
+// operation bounded by the diagnosis's time: the API server waits up to
+// 30 s for a webhook that does not answer.
 func (d *diagnosis) checkLive() []Finding {
 	if len(d.served) == 0 {
 		return []Finding{{Check: CheckLive, Severity: SeveritySkipped, Message: "no served version"}}
@@ -43,66 +45,122 @@ func (d *diagnosis) checkLive() []Finding {
 		objects int
 		items   []unstructured.Unstructured
 	}
-	var writeVersions []string
+	var others []string
 	for _, v := range d.served {
 		if v != d.storage {
-			writeVersions = append(writeVersions, v)
+			others = append(others, v)
 		}
 	}
 	var mu sync.Mutex
-	reads := make([]outcome, len(d.served))
-	writes := make([]outcome, len(writeVersions))
-	for i, v := range d.served {
-		reads[i].what = fmt.Sprintf("the API server to list %s through %s", d.crd.Spec.Names.Plural, v)
+	// The objects are listed through the storage version (no conversion
+	// for objects stored at it), then read one by one through each other
+	// served version: a GET converts its object, while a LIST can be
+	// served from the watch cache, converted when the objects entered it.
+	// A copy of one is then created with dryRun through that version: to
+	// the storage version and back.
+	list := &outcome{what: fmt.Sprintf("the API server to list %s through %s", d.crd.Spec.Names.Plural, d.storage)}
+	gets := make([]*outcome, len(others))
+	writes := make([]*outcome, len(others))
+	for i, v := range others {
+		gets[i] = &outcome{what: fmt.Sprintf("the API server to get %s through %s", d.crd.Spec.Names.Plural, v)}
+		writes[i] = &outcome{what: fmt.Sprintf("the API server to create a %s through %s (dry run)", d.crd.Spec.Names.Kind, v)}
 	}
-	for i, v := range writeVersions {
-		writes[i].what = fmt.Sprintf("the API server to create a %s through %s (dry run)", d.crd.Spec.Names.Kind, v)
+	if !slices.Contains(d.served, d.storage) {
+		list.what = fmt.Sprintf("the API server to list %s through %s", d.crd.Spec.Names.Plural, d.served[0])
+	}
+	set := func(dst *outcome, o outcome) {
+		mu.Lock()
+		o.what, o.done = dst.what, true
+		*dst = o
+		mu.Unlock()
 	}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		var wg sync.WaitGroup
-		for i, v := range d.served {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var o outcome
-				ctx, cancel := d.step(reads[i].what, d.o.Timeout)
-				defer cancel()
-				list, err := d.c.Dynamic.Resource(d.gvr(v)).List(ctx, metav1.ListOptions{Limit: d.o.Samples})
-				switch {
-				case err == nil:
-					o.items, o.objects = list.Items, len(list.Items)
-					o.ok = fmt.Sprintf("read %d through %s", len(list.Items), v)
-				case d.timedOut(ctx, reads[i].what) != "":
-					o.waited = d.timedOut(ctx, reads[i].what)
-				default:
-					f := d.failure("read", v, err)
-					o.fail = &f
-				}
-				mu.Lock()
-				o.what, o.done = reads[i].what, true
-				reads[i] = o
-				mu.Unlock()
-			}()
+		listVersion := d.storage
+		if !slices.Contains(d.served, d.storage) {
+			listVersion = d.served[0]
 		}
-		wg.Wait()
-		for i, v := range writeVersions {
-			var smp []unstructured.Unstructured
-			mu.Lock()
-			for j, rv := range d.served {
-				if rv == v {
-					smp = reads[j].items
-				}
-			}
-			mu.Unlock()
+		var o outcome
+		ctx, cancel := d.step(list.what, d.o.Timeout)
+		l, err := d.c.Dynamic.Resource(d.gvr(listVersion)).List(ctx, metav1.ListOptions{Limit: d.o.Samples})
+		switch {
+		case err == nil:
+			o.items, o.objects = l.Items, len(l.Items)
+			o.ok = fmt.Sprintf("listed %d through %s", len(l.Items), listVersion)
+		case d.timedOut(ctx, list.what) != "":
+			o.waited = d.timedOut(ctx, list.what)
+		default:
+			f := d.failure("read", listVersion, err)
+			o.fail = &f
+		}
+		cancel()
+		names := o.items
+		if len(names) > 2 {
+			names = names[:2]
+		}
+		set(list, o)
+		var wg sync.WaitGroup
+		for i, v := range others {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var o outcome
-				ctx, cancel := d.step(writes[i].what, d.o.Timeout)
+				var got []unstructured.Unstructured
+				var g outcome
+				ctx, cancel := d.step(gets[i].what, d.o.Timeout)
+				// The objects are read side by side: each GET waits for
+				// the webhook.
+				type got1 struct {
+					obj *unstructured.Unstructured
+					err error
+				}
+				res := make([]got1, len(names))
+				var gwg sync.WaitGroup
+				for k, it := range names {
+					gwg.Add(1)
+					go func() {
+						defer gwg.Done()
+						ri := d.c.Dynamic.Resource(d.gvr(v))
+						if it.GetNamespace() != "" {
+							res[k].obj, res[k].err = ri.Namespace(it.GetNamespace()).Get(ctx, it.GetName(), metav1.GetOptions{})
+						} else {
+							res[k].obj, res[k].err = ri.Get(ctx, it.GetName(), metav1.GetOptions{})
+						}
+					}()
+				}
+				gwg.Wait()
+				var read []string
+				for k, r := range res {
+					if apierrors.IsNotFound(r.err) {
+						continue // deleted since the list
+					}
+					if r.err != nil {
+						if t := d.timedOut(ctx, gets[i].what); t != "" {
+							g.waited = t
+						} else {
+							f := d.failure("read", v, r.err)
+							g.fail = &f
+						}
+						break
+					}
+					got = append(got, *r.obj)
+					read = append(read, names[k].GetName())
+				}
+				cancel()
+				if g.fail == nil && g.waited == "" {
+					if len(read) > 0 {
+						g.ok = fmt.Sprintf("got %s through %s (%s -> %s)", strings.Join(read, ", "), v, listVersion, v)
+						g.objects = len(read)
+					} else {
+						g.ok = fmt.Sprintf("nothing to get through %s", v)
+					}
+				}
+				set(gets[i], g)
+
+				var w outcome
+				ctx, cancel = d.step(writes[i].what, d.o.Timeout)
 				defer cancel()
-				probe := d.probeObject(v, smp)
+				probe := d.probeObject(v, got)
 				ri := d.c.Dynamic.Resource(d.gvr(v))
 				var err error
 				if d.crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
@@ -112,20 +170,17 @@ func (d *diagnosis) checkLive() []Finding {
 				}
 				switch {
 				case err == nil:
-					o.ok = fmt.Sprintf("dry-run create through %s (%s -> %s -> %s)", v, v, d.storage, v)
+					w.ok = fmt.Sprintf("dry-run create through %s (%s -> %s -> %s)", v, v, d.storage, v)
 				case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err):
 					// Converted to the storage version, then refused by validation.
-					o.ok = fmt.Sprintf("dry-run create through %s (%s -> %s; the object was then refused: %s)", v, v, d.storage, apierrors.ReasonForError(err))
+					w.ok = fmt.Sprintf("dry-run create through %s (%s -> %s; the object was then refused: %s)", v, v, d.storage, apierrors.ReasonForError(err))
 				case d.timedOut(ctx, writes[i].what) != "":
-					o.waited = d.timedOut(ctx, writes[i].what)
+					w.waited = d.timedOut(ctx, writes[i].what)
 				default:
 					f := d.failure("write (dry-run create)", v, err)
-					o.fail = &f
+					w.fail = &f
 				}
-				mu.Lock()
-				o.what, o.done = writes[i].what, true
-				writes[i] = o
-				mu.Unlock()
+				set(writes[i], w)
 			}()
 		}
 		wg.Wait()
@@ -137,7 +192,10 @@ func (d *diagnosis) checkLive() []Finding {
 	case <-d.ctx.Done():
 	}
 	mu.Lock()
-	all := append(slices.Clone(reads), writes...)
+	all := []outcome{*list}
+	for i := range gets {
+		all = append(all, *gets[i], *writes[i])
+	}
 	mu.Unlock()
 	for i := range all {
 		if !all[i].done {
@@ -185,8 +243,17 @@ func (d *diagnosis) liveFailure(fails []failure, okOps []string) Finding {
 	for _, f := range fails {
 		parts = append(parts, fmt.Sprintf("%s through %s: %v", f.op, f.version, f.err))
 	}
+	// The failure explain names most precisely: an unrecognised error
+	// inside a call failure says less than a recognised one beside it.
 	first := fails[0]
-	f := Finding{Check: CheckLive, Severity: SeverityError, Message: strings.Join(parts, "; "), Explanation: explained(first.err.Error())}
+	x := explained(first.err.Error())
+	for _, fl := range fails {
+		if y := explained(fl.err.Error()); y != nil && (x == nil || vague(x.ID)) && !vague(y.ID) {
+			first, x = fl, y
+			break
+		}
+	}
+	f := Finding{Check: CheckLive, Severity: SeverityError, Message: strings.Join(parts, "; "), Explanation: x}
 	if f.Explanation != nil {
 		f.Cause = f.Explanation.Cause
 		f.Fix = firstFix(f.Explanation)
@@ -200,6 +267,12 @@ func (d *diagnosis) liveFailure(fails []failure, okOps []string) Finding {
 		f.Fix = "make the webhook convert in both directions between every pair of served versions (the API server converts to the requested version on reads and to the storage version on writes); hubspoke's rules derive each inverse"
 	}
 	return f
+}
+
+// vague are the explanations that recognise only the wrapper of an
+// error explain does not know.
+func vague(id string) bool {
+	return id == "webhook-call-failed" || id == "failed-calling-webhook"
 }
 
 // failure records a failed operation, with the conversion's direction
@@ -288,11 +361,31 @@ func (d *diagnosis) correlate() {
 	if live == nil || len(d.results) == 0 {
 		return
 	}
-	allChain, anyEndpointError := true, false
+	allChain, anyChain, anyEndpointError := true, false, false
+	var good []string
 	for _, r := range d.results {
 		allChain = allChain && r.verified.chainOK
+		if r.verified.chainOK {
+			anyChain = true
+			good = append(good, r.ep.String())
+		}
 		for _, f := range r.findings {
 			anyEndpointError = anyEndpointError || f.Severity == SeverityError
+		}
+	}
+	// A replica whose chain fails while others' verify: the caBundle is
+	// right, the replica is not.
+	if anyChain && !allChain {
+		for _, f := range d.r.FindAll(CheckCertChain) {
+			if f.Severity != SeverityError || f.Endpoint == nil {
+				continue
+			}
+			f.Cause = fmt.Sprintf("the other endpoints' certificates (%s) chain to the caBundle, so the caBundle is right and this replica serves another certificate: a pod not restarted after a rotation, an old Secret mounted, or another Deployment behind the Service; the API server fails the conversions it sends here, so they fail only sometimes", strings.Join(good, ", "))
+			f.Fix = fmt.Sprintf("kubectl delete pod -n %s %s   # restarted, it mounts the Secret the others serve; if not, compare its Secret and its Deployment with theirs", d.svcNS, orDefault(f.Endpoint.Pod, "POD"))
+		}
+		if x := live.Explanation; x != nil && live.Severity == SeverityError && (x.ID == "x509-unknown-authority" || x.ID == "x509-candidate-authority") {
+			live.Cause = "the API server reached a replica whose certificate does not chain to the caBundle; the certificate.chain findings above name it, while the others verify"
+			live.Fix = "fix that replica (see certificate.chain), not the caBundle"
 		}
 	}
 	// Never propose another caBundle when every served chain verifies

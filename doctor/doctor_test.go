@@ -115,7 +115,10 @@ func newWorld(t *testing.T) *world {
 		extra:    []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}},
 		ca:       ca,
 		replicas: []*replica{{cert: testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate(), handler: h}},
-		objects:  []runtime.Object{widget("v1alpha1", "a", map[string]any{"replicas": int64(2)}), widget("v1", "b", map[string]any{"size": int64(3)})},
+		// The fake keeps an object per version: each is also given at the
+		// other, as the API server would convert it.
+		objects: []runtime.Object{widget("v1alpha1", "a", map[string]any{"replicas": int64(2)}), widget("v1", "a", map[string]any{"size": int64(2)}),
+			widget("v1", "b", map[string]any{"size": int64(3)}), widget("v1alpha1", "b", map[string]any{"replicas": int64(3)})},
 	}
 }
 
@@ -319,7 +322,7 @@ func TestDoctorFirstCause(t *testing.T) {
 			other := *w.replicas[0]
 			other.cert = testcert.Issue(t, testcert.CA(t, "stale-ca"), pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate()
 			w.replicas[1] = &other
-		}, doctor.CheckCertChain, []string{`issued by "CN=stale-ca"`, `("CN=webhook-ca")`}, "widget-webhook-1"},
+		}, doctor.CheckCertChain, []string{`issued by "CN=stale-ca"`, `("CN=webhook-ca")`, "the caBundle is right and this replica serves another certificate", "kubectl delete pod -n default widget-webhook-1"}, "widget-webhook-1"},
 		{"one bad replica of three: wrong uid", func(t *testing.T, w *world) {
 			w.scale(3)
 			bad := *w.replicas[0]
@@ -418,7 +421,7 @@ func TestDoctorFirstCause(t *testing.T) {
 				return 200, b
 			})
 			w.objects = append(w.objects, widget("v1", "c", map[string]any{"size": int64(4)}))
-		}, doctor.CheckDirect, []string{"1 converted objects, want 2", "ConversionReview protocol"}, ""},
+		}, doctor.CheckDirect, []string{"converted objects, want 3", "ConversionReview protocol"}, ""},
 		{"a one-way webhook", func(t *testing.T, w *world) {
 			w.replicas[0].handler = breaking(t, w.replicas[0].handler, func(out, req []byte) (int, []byte) {
 				if bytes.Contains(req, []byte(`"desiredAPIVersion":"example.com/v1alpha1"`)) {
@@ -453,7 +456,7 @@ func TestDoctorFirstCause(t *testing.T) {
 
 		// --- the API server's own view ---
 		{"wrong uid in responses (seen through the API server)", func(t *testing.T, w *world) {
-			w.reactor = apiError("list", "v1alpha1", `conversion webhook for example.com/v1, Kind=Widget failed: expected response.uid="3b1f", got "0000"`)
+			w.reactor = apiError("get", "v1alpha1", `conversion webhook for example.com/v1, Kind=Widget failed: expected response.uid="3b1f", got "0000"`)
 		}, doctor.CheckLive, []string{"response.uid", "Set response.uid"}, ""},
 		{"one-way webhook (seen through the API server)", func(t *testing.T, w *world) {
 			msg := `conversion webhook for example.com/v1, Kind=Widget failed: no conversion from v1 to v1alpha1`
@@ -593,7 +596,7 @@ func TestTimeoutSaysWhatItWaitedFor(t *testing.T) {
 		t.Errorf("doctor took %s with --timeout 700ms", took)
 	}
 	live := r.Find(doctor.CheckLive)
-	if live.Severity != doctor.SeverityError || !strings.Contains(live.Message, "ran out while waiting for the API server to list widgets through v1alpha1") {
+	if live.Severity != doctor.SeverityError || !strings.Contains(live.Message, "ran out while waiting for the API server to get widgets through v1alpha1") {
 		t.Errorf("live: %+v", live)
 	}
 }
@@ -620,9 +623,18 @@ type slowResource struct {
 	delay time.Duration
 }
 
-func (s slowResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+func (s slowResource) Namespace(ns string) dynamic.ResourceInterface {
+	return slowNamespaced{s.NamespaceableResourceInterface.Namespace(ns), s.delay}
+}
+
+type slowNamespaced struct {
+	dynamic.ResourceInterface
+	delay time.Duration
+}
+
+func (s slowNamespaced) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
 	time.Sleep(s.delay)
-	return s.NamespaceableResourceInterface.List(ctx, opts)
+	return s.ResourceInterface.Get(ctx, name, opts, sub...)
 }
 
 // A webhook on a CRD with a single version is a warning; strategy None
@@ -813,4 +825,32 @@ func validateUpdate(crd, live *apiextensionsv1.CustomResourceDefinition) []strin
 		out = append(out, e.Field+": "+e.Message)
 	}
 	return out
+}
+
+// docs/production.md's Diagnosis section lists every check doctor runs
+// and every class explain gives, as the tool names them.
+func TestDocsListEveryCheckAndClass(t *testing.T) {
+	data, err := os.ReadFile("../docs/production.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i := strings.Index(doc, "## Diagnosis")
+	if i < 0 {
+		t.Fatal("docs/production.md has no Diagnosis section")
+	}
+	section := doc[i:]
+	for _, c := range doctor.Checks {
+		if !strings.Contains(section, "| `"+c+"` |") {
+			t.Errorf("the Diagnosis section's table of checks lacks %s", c)
+		}
+	}
+	for _, c := range explain.Classes {
+		if !strings.Contains(section, "| `"+string(c)+"` |") {
+			t.Errorf("the Diagnosis section's table of classes lacks %s", c)
+		}
+	}
+	if want := fmt.Sprintf("the %d kinds", len(explain.IDs())); !strings.Contains(section, want) {
+		t.Errorf("the Diagnosis section does not say %q", want)
+	}
 }

@@ -424,8 +424,9 @@ var crdNamePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`conversion_webhook_for_([a-z0-9-]+\.[a-z0-9.-]+)`),
 	// knative's conversion webhook controller
 	regexp.MustCompile(`custom resource "([a-z0-9-]+\.[a-z0-9.-]+)"`),
-	// a stored object's key: /registry/GROUP/PLURAL/...
-	regexp.MustCompile(`/registry/([a-z0-9-]+\.[a-z0-9.-]+)/([a-z0-9-]+)/`),
+	// a stored object's key: /registry/GROUP/PLURAL/... (a GET's error
+	// gives it without /registry)
+	regexp.MustCompile(`(?:/registry|Key:)\s*/([a-z0-9-]+\.[a-z0-9.-]+)/([a-z0-9-]+)/`),
 }
 
 // CRDName returns the name (plural.group) of the CRD msg is about, when

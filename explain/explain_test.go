@@ -905,6 +905,10 @@ func TestCRDName(t *testing.T) {
 		{"invalid CRD", validateCRD(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Storage = true }), "widgets.example.com"},
 		{"stored object", storage.NewCorruptObjError("/registry/example.com/widgets/default/w0", errors.New(inner)).Error(), "widgets.example.com"},
 		{"webhook client", (&webhook.ErrCallingWebhook{WebhookName: "conversion_webhook_for_widgets.example.com", Reason: errors.New("x")}).Error(), "widgets.example.com"},
+		{"stored object, as a GET reports it", "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /svc-a.doctor.example.com/widgets/e2e/w0, ResourceVersion: 0", "widgets.svc-a.doctor.example.com"},
+		{"watch cache", `E0223 16:48:25.964072       1 cacher.go:478] cacher (clusterprofiles.config.projectsveltos.io): unexpected ListAndWatch error`, "clusterprofiles.config.projectsveltos.io"},
+		{"JSON log", `{"error":"CustomResourceDefinition.apiextensions.k8s.io \"crontabs.stable.example.com\" is invalid"}`, "crontabs.stable.example.com"},
+		{"wrapped", "CustomResourceDefinition.apiextensions.k8s.io \"kongclusterplugins.configu\nration.konghq.com\" is invalid", "kongclusterplugins.configuration.konghq.com"},
 		{"nothing", inner, ""},
 	} {
 		if got := explain.CRDName(row.msg); got != row.want {

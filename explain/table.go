@@ -302,7 +302,7 @@ var table = []entry{
 	},
 	{
 		id: "x509-candidate-authority", title: "a CA of that name is trusted, but it did not sign the certificate", class: ClassTLS, failure: FailureCall,
-		re:    pattern("%vpossibly because of %v while trying to verify candidate authority certificate %q", `(?:x509: certificate signed by unknown authority \()?`, `["`+"`"+`]?(?P<hint>[^"`+"`"+`]*)["`+"`"+`]?`, quoted("ca")),
+		re:    pattern("%vpossibly because of %v while trying to verify candidate authority certificate %q%v", `(?:x509: certificate signed by unknown authority \()?`, `["`+"`"+`]?(?P<hint>[^"`+"`"+`]*)["`+"`"+`]?`, quoted("ca"), `\)?`),
 		cause: "The API server trusts a CA named \"${ca}\", but the webhook's certificate does not verify with it (${hint}): a CA with that name was generated again with a new key, and one side still has the old one — the caBundle holds the old CA, or the webhook serves a certificate from the old (or from the new) CA.",
 		fixes: []string{fixCABundle + "   # the CA's current certificate, from the Secret that holds its key", "Reissue the serving certificate from the CA the caBundle holds, and restart or reload the webhook.", fixDoctor},
 		check: checkCertChain, source: srcX509,
@@ -437,6 +437,13 @@ var table = []entry{
 		re:    pattern("connection reset by peer"),
 		cause: "The webhook's side reset the connection: the process crashed or was killed (OOMKilled) during the request, it closes connections it finds idle while the API server reuses them, or a proxy or mesh sidecar in between dropped it.",
 		fixes: []string{"kubectl get pods (restarts, OOMKilled) and logs of the webhook.", fixDoctor},
+		check: checkReachable, source: srcNet,
+	},
+	{
+		id: "closed-connection", title: "the connection closed while the request was sent", class: ClassCall, failure: FailureCall,
+		re:    pattern("use of closed network connection"),
+		cause: "The API server's connection to the webhook (or to the egress proxy that carries it) was closed while it was still writing the request: the other side closed it — a webhook that ends connections it refuses after the handshake (one that requires a client certificate does), one that crashed, or a proxy that dropped the tunnel.",
+		fixes: []string{fixDoctor + " (webhook.reachable names what each endpoint does with a new connection)", fixLogs},
 		check: checkReachable, source: srcNet,
 	},
 	{
@@ -590,6 +597,13 @@ var table = []entry{
 		cause: "Discovery lists no resource \"${resource}\": the CRD is not installed, not Established (an invalid caBundle keeps it so, and its resources are then not served), the name is not one of its plural, singular or short names, or kubectl's discovery cache is stale (kubectl api-resources refreshes it).",
 		fixes: []string{"kubectl get crd | grep ${resource}; kubectl get crd CRD-NAME -o jsonpath='{.status.conditions}'", fixDoctor},
 		check: checkConditions, source: "k8s.io/kubectl/pkg/cmd/util/helpers.go",
+	},
+	{
+		id: "error-resolving-resource", title: "the API server knows the CRD but cannot serve it", class: ClassDiscovery,
+		re:    pattern("error resolving resource"),
+		cause: "The API server has the CRD but could not set up what serves its resources. With a conversion webhook the usual reason is a clientConfig it cannot use — a caBundle that is not PEM, which also keeps the CRD from being Established (condition Established=False, reason InvalidCABundle); the API server's own log names the error.",
+		fixes: []string{"kubectl get crd CRD-NAME -o jsonpath='{.status.conditions}'", fixDoctor},
+		check: checkConditions, source: "k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go",
 	},
 	{
 		id: "discovery-unavailable", title: "part of the API could not be discovered", class: ClassDiscovery,
