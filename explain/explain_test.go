@@ -916,3 +916,31 @@ func TestCRDName(t *testing.T) {
 		}
 	}
 }
+
+// Messages in the forms users paste them: each form is undone before the
+// message is read, and the values taken from it are clean.
+func TestPastedForms(t *testing.T) {
+	const inner = `conversion webhook for example.com/v1, Kind=Widget failed: Post "https://widget-webhook.default.svc:443/convert?timeout=30s": x509: certificate is valid for old-webhook.default.svc, not widget-webhook.default.svc`
+	escaped, _ := json.Marshal(map[string]string{"error": inner})
+	twice, _ := json.Marshal(map[string]string{"msg": string(escaped)})
+	for _, row := range []struct{ name, msg, want, field, value string }{
+		{"as kubectl prints it", "Error from server (InternalError): Internal error occurred: " + inner, "x509-wrong-name", "host", "widget-webhook.default.svc"},
+		{"JSON-escaped in a log line", string(escaped), "x509-wrong-name", "host", "widget-webhook.default.svc"},
+		{"JSON-escaped twice", string(twice), "x509-wrong-name", "host", "widget-webhook.default.svc"},
+		{"wrapped at a space, indented", strings.Replace(inner, " not ", "\n        not ", 1), "x509-wrong-name", "host", "widget-webhook.default.svc"},
+		{"wrapped in the middle of a word", "x509: certificate signed by unkno\nwn authority", "x509-unknown-authority", "", ""},
+		{"wrapped in a word of a value", "no endpoints available for service \"widget-web\nhook\"", "no-endpoints", "service", "widget-webhook"},
+		{"in Markdown", "**" + inner + "**", "x509-wrong-name", "host", "widget-webhook.default.svc"},
+		{"with a trailing semicolon", `service "widget-webhook" not found; reinitializing...`, "service-not-found", "service", "widget-webhook"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			xs := explain.Explain(row.msg)
+			if len(xs) == 0 || xs[0].ID != row.want {
+				t.Fatalf("explanations %s, want %s first: %q", ids(xs), row.want, row.msg)
+			}
+			if row.field != "" && xs[0].Fields[row.field] != row.value {
+				t.Errorf("%s = %q, want %q", row.field, xs[0].Fields[row.field], row.value)
+			}
+		})
+	}
+}

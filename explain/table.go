@@ -37,7 +37,7 @@ const (
 	post = `(?:Post|Get|Put|Patch) "?(?P<url>\[?https?://[^\s"]+)"?`
 )
 
-func quoted(name string) string { return `"(?P<` + name + `>[^"]*)"` }
+func quoted(name string) string { return `"(?P<` + name + `>[^"\n]*)"` }
 
 const (
 	srcConverter  = "k8s.io/apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go"
