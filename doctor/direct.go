@@ -82,7 +82,11 @@ func (d *diagnosis) checkEndpointsDirectly() {
 		for _, r := range results {
 			why = append(why, fmt.Sprintf("%s (%v)", r.ep.Address, r.h.err))
 		}
-		d.skip(CheckReachable, "not reachable from here: %s (pod IPs usually are not, outside the cluster: --pod-network-proxy reaches them)", strings.Join(why, "; "))
+		if d.url != "" {
+			d.skip(CheckReachable, "the URL's host is not reachable from here: %s (the live check shows whether the API server reaches it)", strings.Join(why, "; "))
+		} else {
+			d.skip(CheckReachable, "not reachable from here: %s (pod IPs usually are not, outside the cluster: --pod-network-proxy reaches them)", strings.Join(why, "; "))
+		}
 		if chain := parsePEM(d.o.ServingCert); len(chain) > 0 {
 			v := d.verifyChain(nil, chain)
 			for _, f := range v.findings {
