@@ -15,11 +15,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -359,6 +361,33 @@ func TestExplainRealMessages(t *testing.T) {
 			_, err := net.DialTimeout("tcp", "192.0.2.1:443", time.Nanosecond)
 			return errString(t, err)
 		}, "dial-timeout", map[string]string{"addr": "192.0.2.1:443"}},
+		{"no route to the pod", func(t *testing.T) string {
+			err := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP("10.244.3.7"), Port: 9443}, Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}
+			return `Post "https://widget-webhook.default.svc:443/convert?timeout=30s": ` + err.Error()
+		}, "no-route-to-host", map[string]string{"addr": "10.244.3.7:9443", "reason": "no route to host"}},
+		{"a read that times out", func(t *testing.T) string {
+			c, err := net.Dial("tcp", hangingListener(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+			_, err = c.Read(make([]byte, 1))
+			return errString(t, err)
+		}, "io-timeout", map[string]string{"op": "read"}},
+		{"no answer headers in time", func(t *testing.T) string {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(2 * time.Second):
+				}
+			}))
+			defer srv.Close()
+			tr := &http.Transport{ResponseHeaderTimeout: 50 * time.Millisecond}
+			defer tr.CloseIdleConnections()
+			_, err := (&http.Client{Transport: tr}).Post(srv.URL+"/convert", "application/json", nil)
+			return errString(t, err)
+		}, "response-header-timeout", nil},
 		{"no such host", func(t *testing.T) string {
 			err := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "widget-webhook.default.svc", Server: "10.96.0.10:53", IsNotFound: true}}
 			return `Post "https://widget-webhook.default.svc:443/convert?timeout=30s": ` + err.Error()

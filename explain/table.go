@@ -412,6 +412,27 @@ var table = []entry{
 		check: checkReachable, source: srcNet,
 	},
 	{
+		id: "no-route-to-host", title: "no route to the webhook's address", class: ClassCall, failure: FailureCall,
+		re:    pattern("dial tcp %v: connect: %v", `(?P<addr>\S+)`, `(?P<reason>no route to host|network is unreachable|host is unreachable)`),
+		cause: "The network has no way to ${addr} (${reason}): the pod behind that endpoint is gone while its endpoint is still listed (a stale EndpointSlice, a node down), or the control plane does not reach the pod network (the CNI, a konnectivity agent that is not running).",
+		fixes: []string{"kubectl get endpointslices -A -o wide | grep ${addr}; kubectl get pods -o wide -A | grep the pod's IP", fixDoctor},
+		check: checkReachable, source: srcNet,
+	},
+	{
+		id: "io-timeout", title: "the webhook's connection went silent", class: ClassCall, failure: FailureCall,
+		re:    pattern("%v tcp %v: i/o timeout", `(?P<op>read|write)`, `(?P<addr>\S+)`),
+		cause: "The connection to the webhook was made, then a ${op} on it timed out: the webhook stopped answering in the middle of a request (hung, overloaded, throttled), or packets are dropped after the connection (an MTU problem, a NetworkPolicy that lets the handshake through).",
+		fixes: []string{"Measure the webhook's latency at each endpoint: hubspoke doctor CRD-NAME (check conversion.latency); check its CPU throttling.", fixDoctor},
+		check: checkLatency, source: srcNet, replaces: []string{"dial-timeout"},
+	},
+	{
+		id: "response-header-timeout", title: "no answer to the request in time", class: ClassCall, failure: FailureCall,
+		re:    pattern("net/http: timeout awaiting response headers"),
+		cause: "The webhook accepted the request but sent no answer before the client's limit: it is slow or hung on the conversion.",
+		fixes: []string{"Measure the webhook's latency at each endpoint: hubspoke doctor CRD-NAME (check conversion.latency).", fixLogs},
+		check: checkLatency, source: srcNet, replaces: []string{"deadline-exceeded"},
+	},
+	{
 		id: "timeout-connecting", title: "no connection to the webhook in time", class: ClassCall, failure: FailureCall,
 		re:    pattern("net/http: request canceled while waiting for connection"),
 		cause: "No connection to the webhook could be made before the request's timeout (the TCP connection or the TLS handshake did not complete): packets to the pods are dropped (NetworkPolicy, cloud firewall: GKE private clusters let the control plane reach nodes on 443 and 10250 only), or the process accepts but does not answer.",
