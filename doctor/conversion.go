@@ -1,115 +1,278 @@
 package doctor
 
 import (
-	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/hubspoke/hubspoke/check"
-	"github.com/hubspoke/hubspoke/check/webhook"
 	"github.com/hubspoke/hubspoke/explain"
-	hschema "github.com/hubspoke/hubspoke/schema"
 )
 
-// failure is one conversion the API server could not do.
+// failure is one operation through the API server that failed.
 type failure struct {
-	op, version string // "read" or "write (dry-run)", through version
+	op, version string // "read" or "write (dry-run create)", through version
 	from, to    string // versions of the conversion, when known
 	err         error
 }
 
-// checkLive reads up to Samples objects through every served version
-// (converting from the versions they are stored at) and creates a copy of
-// one with dryRun through every served version but the storage one (the
-// API server converts it to the storage version and the reply back).
-func (d *diagnosis) checkLive() {
+// checkLive lists up to Samples objects through the storage version, gets
+// two of them through every other served version (a GET converts its
+// object; a LIST may be served from the watch cache, converted when the
+// objects entered it) and creates a copy of one with dryRun through each
+// of those versions (the API server converts it to the storage version
+// and the reply back). The versions are checked side by side, each
+// operation bounded by the diagnosis's time: the API server waits up to
+// 30 s for a webhook that does not answer.
+func (d *diagnosis) checkLive() []Finding {
 	if len(d.served) == 0 {
-		d.skip(CheckLive, "no served version")
-		return
+		return []Finding{{Check: CheckLive, Severity: SeveritySkipped, Message: "no served version"}}
 	}
-	gvr := func(v string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: d.crd.Spec.Group, Version: v, Resource: d.crd.Spec.Names.Plural}
+	type outcome struct {
+		what    string // what the operation waits for
+		done    bool
+		ok      string
+		fail    *failure
+		waited  string // what doctor's time ran out waiting for
+		objects int
+		items   []unstructured.Unstructured
 	}
-	var fails []failure
-	var okOps []string
-	converted := false // a conversion through the webhook succeeded
-	samples := map[string][]unstructured.Unstructured{}
-	objects := 0
+	var others []string
 	for _, v := range d.served {
-		list, err := d.c.Dynamic.Resource(gvr(v)).List(d.ctx, metav1.ListOptions{Limit: d.o.Samples})
-		if err != nil {
-			fails = append(fails, d.failure("read", v, err))
-			continue
+		if v != d.storage {
+			others = append(others, v)
 		}
-		samples[v] = list.Items
-		objects = max(objects, len(list.Items))
-		okOps = append(okOps, fmt.Sprintf("read %d through %s", len(list.Items), v))
 	}
-	for _, v := range d.served {
-		if v == d.storage {
-			continue
+	var mu sync.Mutex
+	// The objects are listed through the storage version (no conversion
+	// for objects stored at it), then read one by one through each other
+	// served version: a GET converts its object, while a LIST can be
+	// served from the watch cache, converted when the objects entered it.
+	// A copy of one is then created with dryRun through that version: to
+	// the storage version and back.
+	list := &outcome{what: fmt.Sprintf("the API server to list %s through %s", d.crd.Spec.Names.Plural, d.storage)}
+	gets := make([]*outcome, len(others))
+	writes := make([]*outcome, len(others))
+	for i, v := range others {
+		gets[i] = &outcome{what: fmt.Sprintf("the API server to get %s through %s", d.crd.Spec.Names.Plural, v)}
+		writes[i] = &outcome{what: fmt.Sprintf("the API server to create a %s through %s (dry run)", d.crd.Spec.Names.Kind, v)}
+	}
+	if !slices.Contains(d.served, d.storage) {
+		list.what = fmt.Sprintf("the API server to list %s through %s", d.crd.Spec.Names.Plural, d.served[0])
+	}
+	set := func(dst *outcome, o outcome) {
+		mu.Lock()
+		o.what, o.done = dst.what, true
+		*dst = o
+		mu.Unlock()
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		listVersion := d.storage
+		if !slices.Contains(d.served, d.storage) {
+			listVersion = d.served[0]
 		}
-		probe := d.probe(v, samples[v])
-		ri := d.c.Dynamic.Resource(gvr(v))
-		var err error
-		if d.crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
-			_, err = ri.Namespace(probe.GetNamespace()).Create(d.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		} else {
-			_, err = ri.Create(d.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		}
+		var o outcome
+		ctx, cancel := d.step(list.what, d.o.Timeout)
+		l, err := d.c.Dynamic.Resource(d.gvr(listVersion)).List(ctx, metav1.ListOptions{Limit: d.o.Samples})
 		switch {
 		case err == nil:
-			converted = true
-			okOps = append(okOps, fmt.Sprintf("dry-run create through %s (%s -> %s -> %s)", v, v, d.storage, v))
-		case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err):
-			converted = true
-			// Converted to the storage version, then refused by validation.
-			okOps = append(okOps, fmt.Sprintf("dry-run create through %s (%s -> %s; the object was then refused: %s)", v, v, d.storage, apierrors.ReasonForError(err)))
+			o.items, o.objects = l.Items, len(l.Items)
+			o.ok = fmt.Sprintf("listed %d through %s", len(l.Items), listVersion)
+		case d.timedOut(ctx, list.what) != "":
+			o.waited = d.timedOut(ctx, list.what)
 		default:
-			fails = append(fails, d.failure("write (dry-run create)", v, err))
+			f := d.failure("read", listVersion, err)
+			o.fail = &f
+		}
+		cancel()
+		names := o.items
+		if len(names) > 2 {
+			names = names[:2]
+		}
+		set(list, o)
+		var wg sync.WaitGroup
+		for i, v := range others {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var got []unstructured.Unstructured
+				var g outcome
+				ctx, cancel := d.step(gets[i].what, d.o.Timeout)
+				// The objects are read side by side: each GET waits for
+				// the webhook.
+				type got1 struct {
+					obj *unstructured.Unstructured
+					err error
+				}
+				res := make([]got1, len(names))
+				var gwg sync.WaitGroup
+				for k, it := range names {
+					gwg.Add(1)
+					go func() {
+						defer gwg.Done()
+						ri := d.c.Dynamic.Resource(d.gvr(v))
+						if it.GetNamespace() != "" {
+							res[k].obj, res[k].err = ri.Namespace(it.GetNamespace()).Get(ctx, it.GetName(), metav1.GetOptions{})
+						} else {
+							res[k].obj, res[k].err = ri.Get(ctx, it.GetName(), metav1.GetOptions{})
+						}
+					}()
+				}
+				gwg.Wait()
+				var read []string
+				for k, r := range res {
+					if apierrors.IsNotFound(r.err) {
+						continue // deleted since the list
+					}
+					if r.err != nil {
+						if t := d.timedOut(ctx, gets[i].what); t != "" {
+							g.waited = t
+						} else {
+							f := d.failure("read", v, r.err)
+							g.fail = &f
+						}
+						break
+					}
+					got = append(got, *r.obj)
+					read = append(read, names[k].GetName())
+				}
+				cancel()
+				if g.fail == nil && g.waited == "" {
+					if len(read) > 0 {
+						g.ok = fmt.Sprintf("got %s through %s (%s -> %s)", strings.Join(read, ", "), v, listVersion, v)
+						g.objects = len(read)
+					} else {
+						g.ok = fmt.Sprintf("nothing to get through %s", v)
+					}
+				}
+				set(gets[i], g)
+
+				var w outcome
+				ctx, cancel = d.step(writes[i].what, d.o.Timeout)
+				defer cancel()
+				probe := d.probeObject(v, got)
+				ri := d.c.Dynamic.Resource(d.gvr(v))
+				var err error
+				if d.crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+					_, err = ri.Namespace(probe.GetNamespace()).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				} else {
+					_, err = ri.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				}
+				switch {
+				case err == nil:
+					w.ok = fmt.Sprintf("dry-run create through %s (%s -> %s -> %s)", v, v, d.storage, v)
+				case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err):
+					// Converted to the storage version, then refused by validation.
+					w.ok = fmt.Sprintf("dry-run create through %s (%s -> %s; the object was then refused: %s)", v, v, d.storage, apierrors.ReasonForError(err))
+				case d.timedOut(ctx, writes[i].what) != "":
+					w.waited = d.timedOut(ctx, writes[i].what)
+				default:
+					f := d.failure("write (dry-run create)", v, err)
+					w.fail = &f
+				}
+				set(writes[i], w)
+			}()
+		}
+		wg.Wait()
+	}()
+	// A client that does not give up with its context must not hold
+	// doctor past its time.
+	select {
+	case <-finished:
+	case <-d.ctx.Done():
+	}
+	mu.Lock()
+	all := []outcome{*list}
+	for i := range gets {
+		all = append(all, *gets[i], *writes[i])
+	}
+	mu.Unlock()
+	for i := range all {
+		if !all[i].done {
+			all[i].waited = fmt.Sprintf("doctor's --timeout (%s) ran out while waiting for %s", d.o.Timeout, all[i].what)
 		}
 	}
-	if len(fails) == 0 {
-		d.liveProved = converted
+
+	var fails []failure
+	var okOps, waited []string
+	objects := 0
+	for _, o := range all {
+		switch {
+		case o.fail != nil:
+			fails = append(fails, *o.fail)
+		case o.waited != "":
+			waited = append(waited, o.waited)
+		default:
+			okOps = append(okOps, o.ok)
+		}
+		objects = max(objects, o.objects)
+	}
+	var out []Finding
+	switch {
+	case len(fails) > 0:
+		out = append(out, d.liveFailure(fails, okOps))
+	case len(waited) > 0:
+		out = append(out, Finding{Check: CheckLive, Severity: SeverityError, Message: strings.Join(waited, "; "),
+			Cause: "the API server did not answer: it waits up to 30 s for a conversion webhook that does not answer (a hung handshake or a slow webhook; see the endpoints' checks)",
+			Fix:   "see the webhook.reachable and conversion.latency findings; doctor --timeout longer than 30s shows the API server's own error"})
+	default:
+		d.liveOK = true
 		msg := strings.Join(okOps, "; ")
 		if objects == 0 {
 			msg += " (no objects exist: reads converted nothing)"
 		}
-		d.ok(CheckLive, "%s", msg)
-		return
+		out = append(out, Finding{Check: CheckLive, Severity: SeverityOK, Message: msg})
 	}
+	return out
+}
+
+// liveFailure is the conversion.live finding for failed operations, with
+// the API server's error explained.
+func (d *diagnosis) liveFailure(fails []failure, okOps []string) Finding {
 	var parts []string
 	for _, f := range fails {
 		parts = append(parts, fmt.Sprintf("%s through %s: %v", f.op, f.version, f.err))
 	}
+	// The failure explain names most precisely: an unrecognised error
+	// inside a call failure says less than a recognised one beside it.
 	first := fails[0]
-	f := Finding{Check: CheckLive, Severity: SeverityError, Message: strings.Join(parts, "; "), Explanation: explained(first.err.Error())}
+	x := explained(first.err.Error())
+	for _, fl := range fails {
+		if y := explained(fl.err.Error()); y != nil && (x == nil || vague(x.ID)) && !vague(y.ID) {
+			first, x = fl, y
+			break
+		}
+	}
+	f := Finding{Check: CheckLive, Severity: SeverityError, Message: strings.Join(parts, "; "), Explanation: x}
 	if f.Explanation != nil {
 		f.Cause = f.Explanation.Cause
-		if len(f.Explanation.Fixes) > 0 {
-			f.Fix = f.Explanation.Fixes[0]
-		}
+		f.Fix = firstFix(f.Explanation)
+	} else {
+		f.Cause = "the API server's error is not one explain recognises, so doctor asserts no cause: see the checks above and the webhook's log"
 	}
 	// A webhook that refuses (result.status Failure with its own message)
 	// one direction while the other works converts one way only.
-	if one := d.oneWay(fails, okOps); one != "" && f.Explanation != nil && f.Explanation.ID == "conversion-webhook-failed" {
+	if one := d.oneWayLive(fails, okOps); one != "" && f.Explanation != nil && f.Explanation.ID == "conversion-webhook-failed" {
 		f.Cause = one + " " + f.Cause
 		f.Fix = "make the webhook convert in both directions between every pair of served versions (the API server converts to the requested version on reads and to the storage version on writes); hubspoke's rules derive each inverse"
 	}
-	d.add(f)
+	return f
+}
+
+// vague are the explanations that recognise only the wrapper of an
+// error explain does not know.
+func vague(id string) bool {
+	return id == "webhook-call-failed" || id == "failed-calling-webhook"
 }
 
 // failure records a failed operation, with the conversion's direction
@@ -136,9 +299,10 @@ func (d *diagnosis) failure(op, version string, err error) failure {
 	return f
 }
 
-// oneWay says "conversions to X fail while the other direction works" when
-// every failure has the same target and a conversion from it succeeded.
-func (d *diagnosis) oneWay(fails []failure, okOps []string) string {
+// oneWayLive says "conversions to X fail while the other direction works"
+// when every failure has the same target and a conversion from it
+// succeeded.
+func (d *diagnosis) oneWayLive(fails []failure, okOps []string) string {
 	to := fails[0].to
 	if to == "" || len(okOps) == 0 {
 		return ""
@@ -154,9 +318,9 @@ func (d *diagnosis) oneWay(fails []failure, okOps []string) string {
 	return fmt.Sprintf("Conversions to %s (from %s) fail while conversions from %s succeed: the webhook converts in one direction only.", to, strings.Join(dedupe(froms), ", "), to)
 }
 
-// probe is the object created with dryRun through version v: a copy of a
-// sample read through v (so that it is valid), or a bare object.
-func (d *diagnosis) probe(v string, samples []unstructured.Unstructured) *unstructured.Unstructured {
+// probeObject is the object created with dryRun through version v: a copy
+// of a sample read through v (so that it is valid), or a bare object.
+func (d *diagnosis) probeObject(v string, samples []unstructured.Unstructured) *unstructured.Unstructured {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	name := "hubspoke-doctor-probe-" + hex.EncodeToString(b[:])
@@ -180,115 +344,61 @@ func (d *diagnosis) probe(v string, samples []unstructured.Unstructured) *unstru
 	return p
 }
 
-// checkDirect posts ConversionReviews to a reachable endpoint and checks
-// the answers with the protocol checks of package check/webhook.
-func (d *diagnosis) checkDirect() {
-	if d.dialled == "" {
-		d.skip(CheckDirect, "no endpoint reachable from here")
-		return
-	}
-	crd := d.crd.DeepCopy()
-	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
-	data, err := json.Marshal(crd)
-	if err != nil {
-		d.skip(CheckDirect, "encode the CRD: %v", err)
-		return
-	}
-	sc, err := hschema.Load(d.name, data)
-	if err != nil {
-		d.skip(CheckDirect, "read the CRD's schemas: %v", err)
-		return
-	}
-	tlsConfig := &tls.Config{ServerName: d.host, RootCAs: d.caPool, MinVersion: tls.VersionTLS12}
-	note := ""
-	if !d.certOK {
-		tlsConfig.InsecureSkipVerify = true //nolint:gosec // the certificate's faults are reported above; check the protocol regardless
-		note = " (certificate not verified: see the certificate checks)"
-	}
-	target := d.dialled
-	dial := d.dial
-	transport := &http.Transport{TLSClientConfig: tlsConfig, DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return dial(ctx, network, target)
-	}}
-	defer transport.CloseIdleConnections()
-	u := d.url
-	if u == "" {
-		_, port, _ := net.SplitHostPort(d.dialled)
-		u = "https://" + net.JoinHostPort(d.host, port) + d.path
-	}
-	client, err := webhook.New(webhook.FromCRD(sc, webhook.Options{URL: u, HTTPClient: &http.Client{Transport: transport}, Timeout: d.o.ReviewTimeout, ReviewVersion: d.review}))
-	if err != nil {
-		d.skip(CheckDirect, "%v", err)
-		return
-	}
-	rep := webhook.Conformance(d.ctx, client, sc)
-	if rep.Checks == 0 {
-		d.skip(CheckDirect, "no sample objects could be generated from the CRD's schemas")
-		return
-	}
-	var errs, warns []string
-	for _, f := range rep.Findings {
-		line := fmt.Sprintf("[%s] %s", f.Check, f.Message)
-		if f.From != "" || f.To != "" {
-			line = fmt.Sprintf("[%s %s->%s] %s", f.Check, f.From, f.To, f.Message)
-		}
-		if d.directMatters(f) {
-			errs = append(errs, line)
-		} else {
-			warns = append(warns, line)
-		}
-	}
-	switch {
-	case len(errs) > 0:
-		x := explained(strings.Join(errs, "\n"))
-		fd := Finding{Check: CheckDirect, Severity: SeverityError, Message: fmt.Sprintf("%d of %d reviews sent to %s answered wrong%s: %s", len(errs), rep.Checks, d.dialled, note, strings.Join(errs, "; ")),
-			Cause: "the webhook's answers break the ConversionReview protocol the API server enforces", Explanation: x,
-			Fix: "fix the webhook; `hubspoke check --crd crd.yaml --webhook URL` reproduces these reviews"}
-		d.add(fd)
-	case len(warns) > 0:
-		d.add(Finding{Check: CheckDirect, Severity: SeverityWarning, Message: fmt.Sprintf("%d reviews sent to %s%s; the API server's path works, other clients' may not: %s", rep.Checks, d.dialled, note, strings.Join(warns, "; ")),
-			Cause: "answers the API server never asks for (malformed reviews, undeclared versions, objects already converted)"})
-	default:
-		d.ok(CheckDirect, "%d reviews sent to %s answered correctly (uid, count, order, apiVersion, identity) in every direction%s", rep.Checks, d.dialled, note)
-	}
-}
-
-// directMatters tells the protocol findings that break the API server's
-// conversions from those about requests it never sends.
-func (d *diagnosis) directMatters(f check.Finding) bool {
-	switch f.Check {
-	case webhook.CheckSameVersion, webhook.CheckUnsupportedTarget, webhook.CheckMalformed:
-		return false
-	case webhook.CheckV1beta1:
-		return d.review == "v1beta1"
-	}
-	return f.Severity != check.SeverityWarning
-}
-
-// correlate revisits findings in the light of later ones: a warning a
-// later failure shows to be the cause, and errors about what doctor saw at
-// an endpoint when the API server converts through the same Service
-// without fault (doctor then reached something else: a proxy, a NAT, or
-// another pod than the ones the API server uses).
+// correlate revisits findings in the light of others.
 func (d *diagnosis) correlate() {
-	if d.liveProved {
-		for i := range d.r.Findings {
-			f := &d.r.Findings[i]
-			switch f.Check {
-			case CheckReachable, CheckCertChain, CheckCertNames, CheckCertExpiry, CheckDirect:
-				if f.Severity == SeverityError {
-					f.Severity = SeverityWarning
-					f.Cause = fmt.Sprintf("yet conversions through the API server succeed, so it reaches a webhook that works: doctor reached %s through something else (a proxy, a NAT) or reached a replica the API server did not use; if conversions fail only sometimes, this replica is why. Give the serving certificate with --cert-file to check it. (%s)", orDefault(d.dialled, "the endpoint"), f.Cause)
-				}
-			}
+	rv := d.r.Find(CheckReviewVersions)
+	failing := false
+	for _, c := range []string{CheckLive, CheckDirect} {
+		for _, f := range d.r.FindAll(c) {
+			failing = failing || f.Severity == SeverityError
 		}
 	}
-	rv := d.r.Find(CheckReviewVersions)
-	live, direct := d.r.Find(CheckLive), d.r.Find(CheckDirect)
-	failing := (live != nil && live.Severity == SeverityError) || (direct != nil && direct.Severity == SeverityError)
 	if rv != nil && rv.Severity == SeverityWarning && d.review == "v1beta1" && failing {
 		rv.Severity = SeverityError
 		rv.Cause = "the API server sends v1beta1 ConversionReviews and this webhook fails them (see the conversion checks below)"
+	}
+	live := d.r.Find(CheckLive)
+	if live == nil || len(d.results) == 0 {
+		return
+	}
+	allChain, anyChain, anyEndpointError := true, false, false
+	var good []string
+	for _, r := range d.results {
+		allChain = allChain && r.verified.chainOK
+		if r.verified.chainOK {
+			anyChain = true
+			good = append(good, r.ep.String())
+		}
+		for _, f := range r.findings {
+			anyEndpointError = anyEndpointError || f.Severity == SeverityError
+		}
+	}
+	// A replica whose chain fails while others' verify: the caBundle is
+	// right, the replica is not.
+	if anyChain && !allChain {
+		for _, f := range d.r.FindAll(CheckCertChain) {
+			if f.Severity != SeverityError || f.Endpoint == nil {
+				continue
+			}
+			f.Cause = fmt.Sprintf("the other endpoints' certificates (%s) chain to the caBundle, so the caBundle is right and this replica serves another certificate: a pod not restarted after a rotation, an old Secret mounted, or another Deployment behind the Service; the API server fails the conversions it sends here, so they fail only sometimes", strings.Join(good, ", "))
+			f.Fix = fmt.Sprintf("kubectl delete pod -n %s %s   # restarted, it mounts the Secret the others serve; if not, compare its Secret and its Deployment with theirs", d.svcNS, orDefault(f.Endpoint.Pod, "POD"))
+		}
+		if x := live.Explanation; x != nil && live.Severity == SeverityError && (x.ID == "x509-unknown-authority" || x.ID == "x509-candidate-authority") {
+			live.Cause = "the API server reached a replica whose certificate does not chain to the caBundle; the certificate.chain findings above name it, while the others verify"
+			live.Fix = "fix that replica (see certificate.chain), not the caBundle"
+		}
+	}
+	// Never propose another caBundle when every served chain verifies
+	// against the one the CRD holds.
+	if x := live.Explanation; x != nil && live.Severity == SeverityError && allChain &&
+		(x.ID == "x509-unknown-authority" || x.ID == "x509-candidate-authority") {
+		live.Cause = "the API server refused a certificate as not signed by the caBundle's CA, yet every endpoint's chain verifies against the caBundle now: the API server used a connection or a caBundle from before a change (it keeps connections open across certificate changes), or it reached an endpoint that is gone"
+		live.Fix = "run doctor again in a minute: new connections verify the certificates the endpoints serve now; if the failure stays, compare the endpoints above with the pods that really serve the Service"
+	}
+	// Live reads can succeed while endpoints are broken: say why they are
+	// no evidence.
+	if live.Severity == SeverityOK && anyEndpointError {
+		live.Message += " — yet the endpoints' checks above fail: the API server serves reads from its watch cache (each object converted once, when it entered the cache) and keeps connections open across certificate changes, so the next new connection, write or cache refill fails as they do"
 	}
 }
 

@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/hubspoke/hubspoke/check"
+	hschema "github.com/hubspoke/hubspoke/schema"
 )
 
 // diagnosis is one run: what each stage learnt, for the next.
@@ -37,23 +43,18 @@ type diagnosis struct {
 
 	caPool  *x509.CertPool
 	caCerts []*x509.Certificate
+	sc      *hschema.CRD // the CRD's schemas, for samples and comparisons
 
-	endpoints  []endpoint
-	dialled    string // an endpoint that completed a TLS handshake
-	liveProved bool   // a conversion through the API server succeeded
-	chain      []*x509.Certificate
-	certOK     bool
-}
-
-type endpoint struct {
-	addr  string // host:port
-	ready bool
-	pod   string
+	endpoints []Endpoint
+	results   []*endpointResult // one per endpoint probed
+	liveOK    bool              // the live check passed
 }
 
 func (d *diagnosis) run(name string) error {
 	d.name = name
-	crd, err := d.c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Get(d.ctx, name, metav1.GetOptions{})
+	ctx, cancel := d.step("the API server: get CustomResourceDefinition "+name, d.o.Timeout)
+	crd, err := d.c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	cancel()
 	if apierrors.IsNotFound(err) {
 		d.add(Finding{Check: CheckCRD, Severity: SeverityError, Message: fmt.Sprintf("CustomResourceDefinition %s not found", name),
 			Cause: "no CRD of that name (plural.group) on this cluster (or context)",
@@ -62,23 +63,45 @@ func (d *diagnosis) run(name string) error {
 		return nil
 	}
 	if err != nil {
+		if t := d.timedOut(ctx, "the API server to return the CRD"); t != "" {
+			return fmt.Errorf("get crd %s: %s: %w", name, t, err)
+		}
 		return fmt.Errorf("get crd %s: %w", name, err)
 	}
 	d.crd = crd
+	d.loadSchemas()
 	d.ok(CheckCRD, "CustomResourceDefinition %s (group %s, kind %s)", name, crd.Spec.Group, crd.Spec.Names.Kind)
 	if !d.checkCRD() {
 		return nil
 	}
-	// When the API server cannot reach an endpoint, the certificate cannot
-	// be read either; the live check still runs: its error, the API
-	// server's own, confirms the cause.
+	// The live check runs beside the endpoints' checks: each is bounded,
+	// and a webhook that hangs must not delay the others. When the API
+	// server cannot reach an endpoint, the certificate cannot be read
+	// either; the live check still runs: its error, the API server's
+	// own, confirms the cause.
+	live := make(chan []Finding, 1)
+	go func() { live <- d.checkLive() }()
 	if d.svcName == "" || d.checkService() {
-		d.checkCertificate()
+		d.checkEndpointsDirectly()
 	}
-	d.checkLive()
-	d.checkDirect()
-	d.correlate()
+	for _, f := range <-live {
+		d.add(f)
+	}
 	return nil
+}
+
+// loadSchemas reads the CRD's schemas (for sample objects and for
+// comparing versions); nil when they do not load.
+func (d *diagnosis) loadSchemas() {
+	crd := d.crd.DeepCopy()
+	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	data, err := json.Marshal(crd)
+	if err != nil {
+		return
+	}
+	if sc, err := hschema.Load(d.name, data); err == nil {
+		d.sc = sc
+	}
 }
 
 // checkCRD runs the CRD stage; false when there is no webhook to diagnose.
@@ -86,21 +109,21 @@ func (d *diagnosis) checkCRD() bool {
 	crd := d.crd
 	conv := crd.Spec.Conversion
 	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
-		if len(crd.Spec.Versions) > 1 {
-			d.add(Finding{Check: CheckStrategy, Severity: SeverityWarning,
-				Message: fmt.Sprintf("strategy None with %d versions: the API server only rewrites apiVersion between them", len(crd.Spec.Versions)),
-				Cause:   "correct only if every version has the same schema; otherwise fields are lost or misread",
-				Fix:     "hubspoke deploy (or set spec.conversion.strategy: Webhook with a clientConfig) — see docs/production.md"})
-		} else {
-			d.ok(CheckStrategy, "strategy None, one version: no conversion")
-		}
+		d.checkStrategyNone()
 		d.skip(CheckClientConfig, "no conversion webhook")
 		d.skip(CheckReviewVersions, "no conversion webhook")
 		d.checkVersionsAndStatus()
 		d.skipFrom(CheckCABundle, "no conversion webhook")
 		return false
 	}
-	d.ok(CheckStrategy, "strategy Webhook")
+	if len(crd.Spec.Versions) == 1 {
+		d.add(Finding{Check: CheckStrategy, Severity: SeverityWarning,
+			Message: fmt.Sprintf("strategy Webhook with a single version (%s): the API server never converts, yet reads and writes depend on the webhook's configuration", crd.Spec.Versions[0].Name),
+			Cause:   "a needless outage risk: with one version the API server never sends a review, so the webhook can only do harm — a caBundle that stops parsing (a failed injection) keeps the CRD from being Established, and its Deployment, Service and certificates must be kept alive for nothing",
+			Fix:     d.patch("/spec/conversion", `{"strategy":"None"}`) + "   # until a second version exists"})
+	} else {
+		d.ok(CheckStrategy, "strategy Webhook, %d versions", len(crd.Spec.Versions))
+	}
 	wh := conv.Webhook
 	if wh == nil || wh.ClientConfig == nil || (wh.ClientConfig.Service == nil) == (wh.ClientConfig.URL == nil) {
 		d.add(Finding{Check: CheckClientConfig, Severity: SeverityError, Message: "spec.conversion.webhook.clientConfig has neither service nor url",
@@ -159,26 +182,7 @@ func (d *diagnosis) checkVersionsAndStatus() {
 		d.ok(CheckVersions, "served %s, storage %s", strings.Join(d.served, ", "), d.storage)
 	}
 
-	var bad []string
-	for _, c := range crd.Status.Conditions {
-		switch {
-		case (c.Type == apiextensionsv1.Established || c.Type == apiextensionsv1.NamesAccepted) && c.Status != apiextensionsv1.ConditionTrue:
-			bad = append(bad, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
-		case c.Type == apiextensionsv1.NonStructuralSchema && c.Status == apiextensionsv1.ConditionTrue:
-			d.add(Finding{Check: CheckConditions, Severity: SeverityWarning, Message: "NonStructuralSchema: " + c.Message,
-				Cause: "a non-structural schema is not pruned or defaulted", Fix: "make every version's schema structural (hubspoke check --crd crd.yaml names the fields)"})
-		}
-	}
-	if !isTrue(crd, apiextensionsv1.Established) && len(bad) == 0 {
-		bad = append(bad, "Established is not set")
-	}
-	if len(bad) > 0 {
-		d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: strings.Join(bad, "; "),
-			Cause: "the API server does not serve the CRD's resources until it is Established with its names accepted",
-			Fix:   "kubectl get crd " + d.name + " -o jsonpath='{.status.conditions}'   # fix the conflict the message names (often another CRD with the same names)"})
-	} else if d.r.Find(CheckConditions) == nil {
-		d.ok(CheckConditions, "Established, NamesAccepted")
-	}
+	d.checkConditions()
 
 	// storedVersions against the versions defined now and, with a planned
 	// CRD, the versions about to be defined.
@@ -265,6 +269,140 @@ func (d *diagnosis) checkPlanned(planned, live *apiextensionsv1.CustomResourceDe
 		Message: "the API server would refuse the planned CRD: " + strings.Join(refused, "; "),
 		Cause:   fmt.Sprintf("kubectl apply of it fails with: CustomResourceDefinition.apiextensions.k8s.io %q is invalid", d.name),
 		Fix:     "fix those fields in the file given with -f; a field the API server calls immutable must keep its live value"})
+}
+
+// checkConditions reports each condition that keeps the CRD from being
+// served, with its own reason and message and the fix that matches that
+// reason.
+func (d *diagnosis) checkConditions() {
+	crd := d.crd
+	found := false
+	for _, c := range crd.Status.Conditions {
+		seen := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		if c.Reason != "" || c.Message != "" {
+			seen += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		}
+		switch {
+		case c.Type == apiextensionsv1.Established && c.Status != apiextensionsv1.ConditionTrue && c.Reason == "InvalidCABundle":
+			found = true
+			d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: seen,
+				Cause: "the caBundle does not parse as PEM certificates, so the API server keeps the CRD from being Established: none of its resources is served (kubectl: the server doesn't have a resource type; controllers: no matches for kind)",
+				Fix:   d.caBundleFix()})
+		case c.Type == apiextensionsv1.NamesAccepted && c.Status != apiextensionsv1.ConditionTrue:
+			found = true
+			f := Finding{Check: CheckConditions, Severity: SeverityError, Message: seen,
+				Cause: fmt.Sprintf("the API server did not accept the CRD's names (%s), so it does not serve the resource: another CRD (or a built-in resource) already uses that name", c.Reason),
+				Fix:   "kubectl get crd -o custom-columns=NAME:.metadata.name,PLURAL:.spec.names.plural,SINGULAR:.spec.names.singular,KIND:.spec.names.kind,SHORT:.spec.names.shortNames   # then rename one of the two, in spec.names"}
+			if c.Reason == "" {
+				f.Cause = "the API server did not accept the CRD's names, so it does not serve the resource"
+			}
+			d.add(f)
+		case c.Type == apiextensionsv1.Established && c.Status != apiextensionsv1.ConditionTrue && (c.Reason == "Installing" || c.Reason == "NotAccepted"):
+			if isTrue(crd, apiextensionsv1.NamesAccepted) || c.Reason == "Installing" {
+				found = true
+				d.add(Finding{Check: CheckConditions, Severity: SeverityWarning, Message: seen,
+					Cause: "the CRD is being installed: its resources are served within seconds",
+					Fix:   "kubectl wait --for=condition=Established crd/" + d.name + "   # and run doctor again"})
+			}
+			// NotAccepted: the NamesAccepted condition says why.
+		case c.Type == apiextensionsv1.Established && c.Status != apiextensionsv1.ConditionTrue:
+			found = true
+			d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: seen,
+				Cause: "the CRD is not Established, so the API server does not serve its resources; its reason is above",
+				Fix:   "kubectl describe crd " + d.name + "   # the condition's message says what to fix"})
+		case c.Type == apiextensionsv1.Terminating && c.Status == apiextensionsv1.ConditionTrue:
+			found = true
+			d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: seen,
+				Cause: "the CRD is being deleted: its objects are deleted first, which needs them to be read (and so converted); it stays until they are gone",
+				Fix:   "kubectl get " + d.name + " -A   # objects still there hold the deletion (their finalizers, or a conversion that fails)"})
+		case c.Type == apiextensionsv1.NonStructuralSchema && c.Status == apiextensionsv1.ConditionTrue:
+			found = true
+			d.add(Finding{Check: CheckConditions, Severity: SeverityWarning, Message: seen,
+				Cause: "a non-structural schema is not pruned or defaulted", Fix: "make every version's schema structural (hubspoke check --crd crd.yaml names the fields)"})
+		case c.Type == apiextensionsv1.KubernetesAPIApprovalPolicyConformant && c.Status == apiextensionsv1.ConditionFalse:
+			found = true
+			d.add(Finding{Check: CheckConditions, Severity: SeverityWarning, Message: seen,
+				Cause: "a CRD in a *.k8s.io or *.kubernetes.io group needs the api-approved.kubernetes.io annotation",
+				Fix:   "annotate the CRD with api-approved.kubernetes.io: the URL of its approval, or use a group of your own"})
+		}
+	}
+	if !found && !isTrue(crd, apiextensionsv1.Established) {
+		found = true
+		d.add(Finding{Check: CheckConditions, Severity: SeverityError, Message: "the CRD has no Established condition yet",
+			Cause: "the API server does not serve a CRD's resources until it is Established",
+			Fix:   "kubectl wait --for=condition=Established crd/" + d.name})
+	}
+	if !found {
+		d.ok(CheckConditions, "Established, NamesAccepted")
+	}
+}
+
+// checkStrategyNone checks a CRD without conversion webhook: with several
+// versions, the API server only rewrites apiVersion between them, which
+// is correct only if their schemas agree. check's static comparison names
+// the fields that differ.
+func (d *diagnosis) checkStrategyNone() {
+	crd := d.crd
+	strategy := "None"
+	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
+		strategy = string(crd.Spec.Conversion.Strategy)
+	}
+	if len(crd.Spec.Versions) < 2 {
+		d.ok(CheckStrategy, "strategy %s, one version: no conversion", strategy)
+		return
+	}
+	if d.sc == nil {
+		d.add(Finding{Check: CheckStrategy, Severity: SeverityWarning,
+			Message: fmt.Sprintf("strategy %s with %d versions; their schemas could not be compared", strategy, len(crd.Spec.Versions)),
+			Cause:   "the API server only rewrites apiVersion between versions: correct only if every version has the same schema"})
+		return
+	}
+	var diff string
+	for _, f := range check.Static(d.sc, nil).Findings {
+		if f.Check == check.CheckStrategy && f.Severity != check.SeverityWarning {
+			diff = f.Message
+		}
+	}
+	if diff == "" {
+		d.ok(CheckStrategy, "strategy %s, %d versions with the same schema: rewriting apiVersion is a correct conversion", strategy, len(crd.Spec.Versions))
+		return
+	}
+	// What the difference costs depends on whether objects exist.
+	objects := ""
+	sev := SeverityWarning
+	ctx, cancel := d.step("the API server: list "+d.crd.Spec.Names.Plural+" (are there objects?)", d.o.DialTimeout+10*time.Second)
+	list, err := d.c.Dynamic.Resource(d.gvr(d.storageVersion())).List(ctx, metav1.ListOptions{Limit: 1})
+	cancel()
+	switch {
+	case err != nil:
+		objects = "whether objects exist could not be read: " + err.Error()
+	case len(list.Items) > 0:
+		sev = SeverityError
+		objects = "objects exist: each one read or written through a version whose schema lacks its fields loses them (the API server prunes what the schema does not name) or misreads them"
+	default:
+		objects = "no objects exist yet: the first write through one version and read through another loses data"
+	}
+	d.add(Finding{Check: CheckStrategy, Severity: sev,
+		Message: fmt.Sprintf("strategy %s with %d versions whose schemas differ: %s", strategy, len(crd.Spec.Versions), diff),
+		Cause:   objects,
+		Fix:     "give the CRD a conversion webhook: hubspoke deploy -f crd.yaml --rules conversion.yaml (rules that map the fields above), or make the versions' schemas the same"})
+}
+
+// storageVersion is the version marked storage, or the first one.
+func (d *diagnosis) storageVersion() string {
+	for _, v := range d.crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	if len(d.crd.Spec.Versions) > 0 {
+		return d.crd.Spec.Versions[0].Name
+	}
+	return ""
+}
+
+func (d *diagnosis) gvr(v string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: d.crd.Spec.Group, Version: v, Resource: d.crd.Spec.Names.Plural}
 }
 
 func (d *diagnosis) checkReviewVersions(vs []string) {

@@ -1,25 +1,33 @@
 // Package doctor diagnoses a CustomResourceDefinition's conversion webhook
 // on a live cluster, in the order an expert follows:
 //
-//  1. the CRD: conversion strategy, clientConfig, conversionReviewVersions,
-//     served and storage versions, conditions, status.storedVersions
-//     against the versions still defined, the caBundle;
-//  2. the Service the clientConfig names: it exists, has the port, and the
-//     port maps to a container port;
+//  1. the CRD: conversion strategy (and, for None, whether the versions'
+//     schemas differ), clientConfig, conversionReviewVersions, served and
+//     storage versions, conditions (each reason with its own fix),
+//     status.storedVersions against the versions still defined, the
+//     caBundle;
+//  2. the Service the clientConfig names: it exists (or where it is
+//     instead), has the port, and the port maps to a container port;
 //  3. its EndpointSlices: endpoints exist and are ready;
-//  4. the serving certificate (dialled at an endpoint when reachable):
-//     it chains to the caBundle, its SANs include NAME.NAMESPACE.svc, it is
-//     valid now and not about to expire;
-//  5. conversions: through the API server (a sample object read through
-//     every served version and written back with dryRun, which converts
-//     both ways) and, when an endpoint is reachable, directly with the
-//     ConversionReview protocol checks of package check/webhook.
+//  4. every endpoint, ready ones first (or the URL's host): the TLS
+//     handshake (plain HTTP, a hung handshake, a required client
+//     certificate), the served chain verified as the API server verifies
+//     it, by crypto/x509 (chain to the caBundle, key usage, the name
+//     NAME.NAMESPACE.svc, validity), each kind of failure with its fix;
+//  5. conversions: ConversionReviews sent to every endpoint for every pair
+//     of versions the API server converts between, one object and a
+//     batch, with objects read from the cluster, checked as the API server
+//     checks the answers, and timed; and live, through the API server
+//     (objects read through every served version, a copy created with
+//     dryRun through each non-storage version, both directions).
 //
-// Each Finding names the check, what was seen, the cause and the exact fix
-// (a command or a patch). A stage that cannot run because an earlier one
-// failed is skipped, so the first error of a Report is the cause to fix
-// first. Errors the API server returned are translated with package
-// explain, the same table `hubspoke explain` uses.
+// Each Finding names the check, what was seen and where (an endpoint's
+// address and pod), the cause and the exact fix (a command or a patch). A
+// stage that cannot run because an earlier one failed is skipped, so the
+// first error of a Report is the cause to fix first. Errors the API server
+// returned are translated with package explain, the same table `hubspoke
+// explain` uses. doctor never waits longer than Options.Timeout, and every
+// step has its own bound.
 package doctor
 
 import (
@@ -28,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,6 +46,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/explain"
 )
@@ -59,18 +69,23 @@ const (
 	CheckEndpointsReady = "endpoints.ready"
 	CheckReachable      = "webhook.reachable"
 	CheckCertChain      = "certificate.chain"
+	CheckCertUsage      = "certificate.usage"
 	CheckCertNames      = "certificate.names"
 	CheckCertExpiry     = "certificate.expiry"
-	CheckLive           = "conversion.live"
 	CheckDirect         = "conversion.direct"
+	CheckLatency        = "conversion.latency"
+	CheckLive           = "conversion.live"
 )
 
 // Checks lists every check in diagnosis order.
 var Checks = []string{
 	CheckCRD, CheckStrategy, CheckClientConfig, CheckReviewVersions, CheckVersions, CheckConditions,
 	CheckStoredVersions, CheckPlanned, CheckCABundle, CheckService, CheckServicePort, CheckEndpoints, CheckEndpointsReady,
-	CheckReachable, CheckCertChain, CheckCertNames, CheckCertExpiry, CheckLive, CheckDirect,
+	CheckReachable, CheckCertChain, CheckCertUsage, CheckCertNames, CheckCertExpiry, CheckDirect, CheckLatency, CheckLive,
 }
+
+// perEndpoint are the checks run at each endpoint.
+var perEndpoint = []string{CheckReachable, CheckCertChain, CheckCertUsage, CheckCertNames, CheckCertExpiry, CheckDirect, CheckLatency}
 
 // Severity of a finding.
 type Severity string
@@ -83,10 +98,42 @@ const (
 	SeverityError   Severity = "error"
 )
 
-// Finding is the result of one check.
+// Endpoint is where a per-endpoint check ran: a Service's endpoint (a pod
+// address and, when the EndpointSlice names it, the pod), or a
+// clientConfig.url's host.
+type Endpoint struct {
+	// Address is host:port as dialled.
+	Address string `json:"address"`
+	// Pod is the endpoint's pod, when known.
+	Pod string `json:"pod,omitempty"`
+	// Ready is the endpoint's ready condition (always true for a URL):
+	// the API server sends reviews only to ready endpoints.
+	Ready bool `json:"ready"`
+}
+
+func (e *Endpoint) String() string {
+	if e == nil {
+		return ""
+	}
+	s := e.Address
+	if e.Pod != "" {
+		s += " (pod " + e.Pod + ")"
+	}
+	if !e.Ready {
+		s += " [not ready]"
+	}
+	return s
+}
+
+// Finding is the result of one check (at one endpoint, for the checks run
+// at each).
 type Finding struct {
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
+	// Endpoint is where the check ran, for the checks run at each
+	// endpoint (webhook.reachable, certificate.*, conversion.direct,
+	// conversion.latency).
+	Endpoint *Endpoint `json:"endpoint,omitempty"`
 	// Message says what was seen.
 	Message string `json:"message"`
 	// Cause says why it breaks conversions (errors and warnings).
@@ -115,17 +162,22 @@ func (r *Report) Cause() *Finding {
 }
 
 // Errors counts the findings of severity error.
-func (r *Report) Errors() int {
+func (r *Report) Errors() int { return r.count(SeverityError) }
+
+// Warnings counts the findings of severity warning.
+func (r *Report) Warnings() int { return r.count(SeverityWarning) }
+
+func (r *Report) count(s Severity) int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SeverityError {
+		if f.Severity == s {
 			n++
 		}
 	}
 	return n
 }
 
-// Find returns the finding of a check, or nil.
+// Find returns the first finding of a check, or nil.
 func (r *Report) Find(check string) *Finding {
 	for i := range r.Findings {
 		if r.Findings[i].Check == check {
@@ -135,24 +187,70 @@ func (r *Report) Find(check string) *Finding {
 	return nil
 }
 
+// FindAll returns every finding of a check (one per endpoint for the
+// checks run at each).
+func (r *Report) FindAll(check string) []*Finding {
+	var out []*Finding
+	for i := range r.Findings {
+		if r.Findings[i].Check == check {
+			out = append(out, &r.Findings[i])
+		}
+	}
+	return out
+}
+
+// reportOutput is a Report as -o json and -o yaml print it: with the
+// cause to fix first and the counts.
+type reportOutput struct {
+	*Report
+	Cause    *Finding `json:"cause"`
+	Errors   int      `json:"errors"`
+	Warnings int      `json:"warnings"`
+}
+
 // WriteJSON writes the report as indented JSON, with the cause.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		*Report
-		Cause  *Finding `json:"cause"`
-		Errors int      `json:"errors"`
-	}{r, r.Cause(), r.Errors()})
+	return enc.Encode(reportOutput{r, r.Cause(), r.Errors(), r.Warnings()})
+}
+
+// WriteYAML writes the report as YAML, the same fields as WriteJSON.
+func (r *Report) WriteYAML(w io.Writer) error {
+	data, err := yaml.Marshal(reportOutput{r, r.Cause(), r.Errors(), r.Warnings()})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }
 
 // WriteText writes the report for a terminal: each check on a line, with
 // cause and fix under errors and warnings, then the cause to fix first.
+// Findings of one check that say the same at several endpoints share a
+// line that names them.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "hubspoke doctor %s\n", r.CRD)
-	for _, f := range r.Findings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(string(f.Severity)), f.Check, f.Message)
+	for i := 0; i < len(r.Findings); {
+		f := r.Findings[i]
+		j := i + 1
+		var eps []string
+		if f.Endpoint != nil {
+			eps = append(eps, f.Endpoint.String())
+			for j < len(r.Findings) && sameSaying(f, r.Findings[j]) {
+				eps = append(eps, r.Findings[j].Endpoint.String())
+				j++
+			}
+		}
+		msg := f.Message
+		switch {
+		case len(eps) == 1:
+			msg = eps[0] + ": " + msg
+		case len(eps) > 1:
+			msg = fmt.Sprintf("%d endpoints (%s): %s", len(eps), strings.Join(eps, ", "), msg)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(string(f.Severity)), f.Check, msg)
 		if f.Severity == SeverityError || f.Severity == SeverityWarning {
 			if f.Cause != "" {
 				fmt.Fprintf(tw, "  \t\tcause: %s\n", f.Cause)
@@ -161,22 +259,28 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintf(tw, "  \t\tfix:   %s\n", f.Fix)
 			}
 		}
+		i = j
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if c := r.Cause(); c != nil {
-		_, err := fmt.Fprintf(w, "\nfix first: %s: %s\n", c.Check, firstNonEmpty(c.Cause, c.Message))
+		where := ""
+		if c.Endpoint != nil {
+			where = " at " + c.Endpoint.String()
+		}
+		_, err := fmt.Fprintf(w, "\nfix first: %s%s: %s\n", c.Check, where, firstNonEmpty(c.Cause, c.Message))
 		return err
 	}
-	warnings := 0
-	for _, f := range r.Findings {
-		if f.Severity == SeverityWarning {
-			warnings++
-		}
-	}
-	_, err := fmt.Fprintf(w, "\nno error found (%d warnings)\n", warnings)
+	_, err := fmt.Fprintf(w, "\nno error found (%d warnings)\n", r.Warnings())
 	return err
+}
+
+// sameSaying reports whether two findings of the same check say the same
+// thing at two endpoints.
+func sameSaying(a, b Finding) bool {
+	return a.Endpoint != nil && b.Endpoint != nil && a.Check == b.Check && a.Severity == b.Severity &&
+		a.Message == b.Message && a.Cause == b.Cause && a.Fix == b.Fix
 }
 
 func firstNonEmpty(s ...string) string {
@@ -233,24 +337,45 @@ type Options struct {
 	// server does through its egress "cluster" context (default: Dial).
 	// ConnectDialer makes one that reaches the pod network through a proxy.
 	PodDial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// DialTimeout bounds each connection attempt (default 3s).
+	// Timeout bounds the whole diagnosis (default 60s): what has not
+	// finished by then is reported as such, with what it waited for.
+	Timeout time.Duration
+	// DialTimeout bounds each connection and TLS handshake (default 3s).
 	DialTimeout time.Duration
-	// ReviewTimeout bounds each direct ConversionReview (default 10s).
+	// ReviewTimeout bounds each direct ConversionReview (default:
+	// LatencyError, so that a review that runs out of time is one the
+	// API server would be close to giving up on).
 	ReviewTimeout time.Duration
+	// LatencyWarning: a review slower than this is a warning (default 1s).
+	LatencyWarning time.Duration
+	// LatencyError: a review that takes this long is an error (default
+	// 10s, a third of the API server's 30 s webhook timeout).
+	LatencyError time.Duration
 	// ExpiryWarning: a certificate expiring sooner is a warning (default 30 days).
 	ExpiryWarning time.Duration
 	// Samples is the number of objects read per served version (default 5).
 	Samples int64
+	// Progress, if set, is told what doctor is waiting for, step by step.
+	Progress func(step string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
 func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 3 * time.Second
 	}
+	if o.LatencyWarning <= 0 {
+		o.LatencyWarning = time.Second
+	}
+	if o.LatencyError <= 0 {
+		o.LatencyError = 10 * time.Second
+	}
 	if o.ReviewTimeout <= 0 {
-		o.ReviewTimeout = 10 * time.Second
+		o.ReviewTimeout = o.LatencyError
 	}
 	if o.ExpiryWarning <= 0 {
 		o.ExpiryWarning = 30 * 24 * time.Hour
@@ -274,10 +399,13 @@ func (o *Options) defaults() {
 // wrong with the set-up is in the Report.
 func Run(ctx context.Context, c Clients, name string, o Options) (*Report, error) {
 	o.defaults()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	d := &diagnosis{ctx: ctx, c: c, o: o, r: &Report{CRD: name}}
 	if err := d.run(name); err != nil {
 		return nil, err
 	}
+	d.finish()
 	return d.r, nil
 }
 
@@ -316,10 +444,70 @@ func (d *diagnosis) skipThrough(first, last string, why string) {
 	}
 }
 
+// step starts a bounded step: it says what doctor waits for, and returns
+// a context that ends after limit (or with the whole diagnosis).
+func (d *diagnosis) step(what string, limit time.Duration) (context.Context, context.CancelFunc) {
+	if d.o.Progress != nil {
+		d.o.Progress(what)
+	}
+	return context.WithTimeout(d.ctx, limit)
+}
+
+// timedOut says, for an error of a step, that doctor's own time ran out
+// and what it was waiting for; "" for any other error.
+func (d *diagnosis) timedOut(ctx context.Context, what string) string {
+	switch {
+	case d.ctx.Err() != nil:
+		return fmt.Sprintf("doctor's --timeout (%s) ran out while waiting for %s", d.o.Timeout, what)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("no answer within %s while waiting for %s", deadlineOf(ctx), what)
+	}
+	return ""
+}
+
+func deadlineOf(ctx context.Context) string {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl).Round(time.Second).String()
+	}
+	return "its bound"
+}
+
 // explained returns the first explanation of msg, or nil.
 func explained(msg string) *explain.Explanation {
 	if xs := explain.Explain(msg); len(xs) > 0 {
 		return &xs[0]
 	}
 	return nil
+}
+
+// finish puts the findings in diagnosis order (per-endpoint ones by
+// endpoint within their check), relates them, and fills in the names
+// doctor knows where texts say CRD-NAME or NAMESPACE.
+func (d *diagnosis) finish() {
+	order := map[string]int{}
+	for i, c := range Checks {
+		order[c] = i
+	}
+	sort.SliceStable(d.r.Findings, func(i, j int) bool {
+		return order[d.r.Findings[i].Check] < order[d.r.Findings[j].Check]
+	})
+	d.correlate()
+	fill := strings.NewReplacer("CRD-NAME", d.name)
+	ns := d.svcNS
+	for i := range d.r.Findings {
+		f := &d.r.Findings[i]
+		f.Cause, f.Fix = fill.Replace(f.Cause), fill.Replace(f.Fix)
+		if ns != "" {
+			f.Fix = strings.ReplaceAll(f.Fix, "-n NAMESPACE", "-n "+ns)
+		}
+		if x := f.Explanation; x != nil {
+			x.Cause = fill.Replace(x.Cause)
+			for k := range x.Fixes {
+				x.Fixes[k] = fill.Replace(x.Fixes[k])
+				if ns != "" {
+					x.Fixes[k] = strings.ReplaceAll(x.Fixes[k], "-n NAMESPACE", "-n "+ns)
+				}
+			}
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,11 +23,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -41,23 +45,35 @@ import (
 )
 
 const (
-	podIP   = "10.244.0.5"
 	podPort = 8443
 	svcHost = "widget-webhook.default.svc"
 )
 
-// world is a cluster as the fake clients show it, and the webhook the
-// endpoints lead to: hubspoke's real review handler behind real TLS.
+// podIP is the address of replica i.
+func podIP(i int) string { return fmt.Sprintf("10.244.0.%d", 5+i) }
+
+// replica is one webhook pod behind the Service: hubspoke's real review
+// handler behind real TLS unless a row breaks it.
+type replica struct {
+	cert              tls.Certificate
+	handler           http.Handler
+	down              bool // nothing listens
+	plainHTTP         bool // HTTP, not HTTPS
+	hang              bool // accepts connections, never answers
+	requireClientCert bool
+	notReady          bool
+}
+
+// world is a cluster as the fake clients show it, and the webhook pods
+// the endpoints lead to.
 type world struct {
 	crd       *apiextensionsv1.CustomResourceDefinition
 	svc       *corev1.Service
-	slice     *discoveryv1.EndpointSlice
+	noSlice   bool
 	pods      []runtime.Object
-	cert      tls.Certificate
+	extra     []runtime.Object // more objects of the core API (namespaces, quotas)
 	ca        *pki.CA
-	down      bool // nothing listens at the endpoint
-	plainHTTP bool // the webhook serves HTTP, not HTTPS
-	handler   http.Handler
+	replicas  []*replica
 	reactor   k8stesting.ReactionFunc // on the dynamic client
 	planned   []byte
 	objects   []runtime.Object
@@ -89,24 +105,28 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := true
 	return &world{
 		crd: &crd,
 		svc: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "widget-webhook", Namespace: "default"},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.20", Selector: map[string]string{"app": "widget-webhook"},
 				Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(podPort)}}}},
-		slice: &discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Name: "widget-webhook-x1", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "widget-webhook"}},
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{podIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr("https"), Port: ptr(int32(podPort))}},
-		},
 		pods: []runtime.Object{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "widget-webhook-0", Namespace: "default", Labels: map[string]string{"app": "widget-webhook"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "webhook", Ports: []corev1.ContainerPort{{Name: "https", ContainerPort: podPort}}}}}}},
-		cert:    testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate(),
-		ca:      ca,
-		handler: h,
-		objects: []runtime.Object{widget("v1alpha1", "a", map[string]any{"replicas": int64(2)}), widget("v1", "b", map[string]any{"size": int64(3)})},
+		extra:    []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}},
+		ca:       ca,
+		replicas: []*replica{{cert: testcert.Issue(t, ca, pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate(), handler: h}},
+		// The fake keeps an object per version: each is also given at the
+		// other, as the API server would convert it.
+		objects: []runtime.Object{widget("v1alpha1", "a", map[string]any{"replicas": int64(2)}), widget("v1", "a", map[string]any{"size": int64(2)}),
+			widget("v1", "b", map[string]any{"size": int64(3)}), widget("v1alpha1", "b", map[string]any{"replicas": int64(3)})},
+	}
+}
+
+// scale makes n replicas like the first one.
+func (w *world) scale(n int) {
+	for len(w.replicas) < n {
+		r := *w.replicas[0]
+		w.replicas = append(w.replicas, &r)
 	}
 }
 
@@ -115,57 +135,128 @@ func widget(version, name string, spec map[string]any) *unstructured.Unstructure
 		"metadata": map[string]any{"name": name, "namespace": "default"}, "spec": spec}}
 }
 
-func (w *world) run(t *testing.T) *doctor.Report {
+// start serves a replica and returns where it listens.
+func (r *replica) start(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(w.handler)
-	if w.plainHTTP {
+	if r.hang {
+		return hangingListener(t)
+	}
+	srv := httptest.NewUnstartedServer(r.handler)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if r.plainHTTP {
 		srv.Start()
 	} else {
-		srv.TLS = &tls.Config{Certificates: []tls.Certificate{w.cert}}
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{r.cert}}
+		if r.requireClientCert {
+			srv.TLS.ClientAuth = tls.RequireAnyClientCert
+		}
 		srv.StartTLS()
 	}
 	t.Cleanup(srv.Close)
-	real := srv.Listener.Addr().String()
-	if w.down {
+	addr := srv.Listener.Addr().String()
+	if r.down {
 		srv.Close()
 	}
-	kubeObjs := append([]runtime.Object{}, w.pods...)
+	return addr
+}
+
+func (w *world) run(t *testing.T) *doctor.Report {
+	t.Helper()
+	c, opts := w.clients(t)
+	r, err := doctor.Run(context.Background(), c, "widgets.example.com", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// clients starts the replicas and returns the fake clients and options
+// that reach them.
+func (w *world) clients(t *testing.T) (doctor.Clients, doctor.Options) {
+	t.Helper()
+	listen := map[string]string{} // pod address -> where the replica listens
+	var eps []discoveryv1.Endpoint
+	for i, r := range w.replicas {
+		addr := r.start(t)
+		listen[net.JoinHostPort(podIP(i), fmt.Sprint(podPort))] = addr
+		if i == 0 {
+			listen["webhook.example.com:8443"] = addr
+		}
+		ready := !r.notReady
+		eps = append(eps, discoveryv1.Endpoint{Addresses: []string{podIP(i)}, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: fmt.Sprintf("widget-webhook-%d", i)}})
+	}
+	kubeObjs := append(append([]runtime.Object{}, w.pods...), w.extra...)
 	if w.svc != nil {
 		kubeObjs = append(kubeObjs, w.svc)
 	}
-	if w.slice != nil {
-		kubeObjs = append(kubeObjs, w.slice)
+	if !w.noSlice {
+		kubeObjs = append(kubeObjs, &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "widget-webhook-x1", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "widget-webhook"}},
+			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
+			Ports: []discoveryv1.EndpointPort{{Name: ptr("https"), Port: ptr(int32(podPort))}},
+		})
 	}
 	gvr := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "example.com", Version: v, Resource: "widgets"}
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvr("v1"): "WidgetList", gvr("v1alpha1"): "WidgetList"}, w.objects...)
+		map[schema.GroupVersionResource]string{gvr("v1"): "WidgetList", gvr("v1alpha1"): "WidgetList", gvr("v1beta1"): "WidgetList"}, w.objects...)
 	if w.reactor != nil {
 		dyn.PrependReactor("*", "widgets", w.reactor)
 	}
 	c := doctor.Clients{Kube: fake.NewClientset(kubeObjs...), Extensions: apiextfake.NewClientset(w.crd), Dynamic: dyn}
 	// A URL's host is dialled directly, a pod address through the pod
 	// network: each dialer knows only its own addresses.
-	only := func(known string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	only := func(pods bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if addr != known {
-				return nil, fmt.Errorf("test: %s dialled through the wrong network (this one reaches %s only)", addr, known)
+			to, ok := listen[addr]
+			if !ok || pods == (addr == "webhook.example.com:8443") {
+				return nil, fmt.Errorf("test: %s dialled through the wrong network", addr)
 			}
-			return (&net.Dialer{}).DialContext(ctx, network, real)
+			return (&net.Dialer{}).DialContext(ctx, network, to)
 		}
 	}
-	opts := doctor.Options{Planned: w.planned, ValidateUpdate: validateUpdate, DialTimeout: time.Second,
-		Dial:    only("webhook.example.com:8443"),
-		PodDial: only(net.JoinHostPort(podIP, fmt.Sprint(podPort)))}
+	opts := doctor.Options{Planned: w.planned, ValidateUpdate: validateUpdate, DialTimeout: time.Second, Dial: only(false), PodDial: only(true)}
 	if w.configure != nil {
 		w.configure(&opts)
 	}
-	r, err := doctor.Run(context.Background(), c, "widgets.example.com", opts)
+	return c, opts
+}
+
+// hangingListener accepts connections and never answers on them.
+func hangingListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// breaking wraps a correct webhook's handler, changing its answers.
+func breaking(t *testing.T, h http.Handler, change func(body []byte, req []byte) (int, []byte)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqBody, _ := io.ReadAll(r.Body)
+		rec := httptest.NewRecorder()
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(bytes.NewReader(reqBody))
+		h.ServeHTTP(rec, r2)
+		code, out := change(rec.Body.Bytes(), reqBody)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		w.Write(out)
+	})
 }
 
 // Each broken set-up must be diagnosed with the right cause first.
@@ -175,63 +266,130 @@ func TestDoctorFirstCause(t *testing.T) {
 		setup func(t *testing.T, w *world)
 		check string   // the first error's check; "" means healthy
 		want  []string // substrings of the first error's message, cause or fix
+		pod   string   // the first error's endpoint's pod, when it is one
 	}{
-		{"healthy", func(t *testing.T, w *world) {}, "", nil},
-		{"no such CRD", func(t *testing.T, w *world) { w.crd.Name = "gadgets.example.com" }, doctor.CheckCRD, []string{"not found"}},
+		{"healthy", func(t *testing.T, w *world) {}, "", nil, ""},
+		{"healthy, three replicas", func(t *testing.T, w *world) { w.scale(3) }, "", nil, ""},
+		{"no such CRD", func(t *testing.T, w *world) { w.crd.Name = "gadgets.example.com" }, doctor.CheckCRD, []string{"not found"}, ""},
+
+		// --- the CRD ---
 		{"CRD not established: names conflict", func(t *testing.T, w *world) {
 			w.crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
-				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Reason: "MultipleNamesConflict", Message: `"widgets" is already in use`},
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Reason: "PluralConflict", Message: `"widgets" is already in use`},
 				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"}}
-		}, doctor.CheckConditions, []string{"NamesAccepted=False (MultipleNamesConflict", "is already in use"}},
-		{"strategy None between two versions", func(t *testing.T, w *world) {
+		}, doctor.CheckConditions, []string{"NamesAccepted=False (PluralConflict", "is already in use", "custom-columns"}, ""},
+		{"CRD not established: invalid caBundle", func(t *testing.T, w *world) {
+			w.crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts"},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "InvalidCABundle", Message: "The conversion webhook CABundle is invalid"}}
+			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = []byte("not PEM")
+		}, doctor.CheckConditions, []string{"InvalidCABundle", "does not parse as PEM", "base64 -w0 ca.crt"}, ""},
+		{"CRD being deleted", func(t *testing.T, w *world) {
+			w.crd.Status.Conditions = append(w.crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
+				Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue, Reason: "InstanceDeletionInProgress", Message: "CustomResource deletion is in progress"})
+		}, doctor.CheckConditions, []string{"InstanceDeletionInProgress", "being deleted"}, ""},
+		{"strategy None between versions whose schemas differ, objects exist", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-		}, "", nil},
+		}, doctor.CheckStrategy, []string{"/spec/replicas only in v1alpha1", "/spec/size only in v1", "objects exist"}, ""},
+
+		// --- the Service ---
 		{"wrong Service name", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = "widget-webhok"
-		}, doctor.CheckService, []string{"widget-webhok", `"value":"widget-webhook"`}},
+		}, doctor.CheckService, []string{"widget-webhok", `"value":"widget-webhook"`}, ""},
+		{"Service in another namespace than the CRD names", func(t *testing.T, w *world) {
+			w.svc.Namespace = "webhooks"
+			w.extra = append(w.extra, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "webhooks"}})
+		}, doctor.CheckService, []string{"Service widget-webhook exists in namespace webhooks", `"path":"/spec/conversion/webhook/clientConfig/service/namespace","value":"webhooks"`}, ""},
+		{"the Service's namespace does not exist", func(t *testing.T, w *world) {
+			w.crd.Spec.Conversion.Webhook.ClientConfig.Service.Namespace = "webhook-system"
+		}, doctor.CheckService, []string{"the namespace webhook-system", "does not exist", "exists in namespace default"}, ""},
 		{"wrong port", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.Service.Port = ptr(int32(8443))
-		}, doctor.CheckServicePort, []string{"no port 8443", `/clientConfig/service/port","value":443`}},
+		}, doctor.CheckServicePort, []string{"no port 8443", `/clientConfig/service/port","value":443`}, ""},
 		{"targetPort not a container port", func(t *testing.T, w *world) {
 			w.svc.Spec.Ports[0].TargetPort = intstr.FromString("webhook")
-		}, doctor.CheckServicePort, []string{`declares port webhook`, "https/8443"}},
+		}, doctor.CheckServicePort, []string{`declares port webhook`, "https/8443"}, ""},
 		{"no endpoints: selector matches no pod", func(t *testing.T, w *world) {
-			w.slice, w.pods = nil, nil
-		}, doctor.CheckEndpoints, []string{"matches no pod", "--show-labels"}},
+			w.noSlice, w.pods = true, nil
+		}, doctor.CheckEndpoints, []string{"matches no pod", "--show-labels"}, ""},
 		{"endpoints not ready", func(t *testing.T, w *world) {
-			w.slice.Endpoints[0].Conditions.Ready = ptr(false)
-		}, doctor.CheckEndpointsReady, []string{"none of the 1 endpoints is ready", "/readyz"}},
+			w.replicas[0].notReady = true
+		}, doctor.CheckEndpointsReady, []string{"none of the 1 endpoints is ready", "/readyz"}, ""},
+
+		// --- every endpoint, and what crypto/x509 says of its chain ---
+		{"one bad replica of three: a certificate of another CA", func(t *testing.T, w *world) {
+			w.scale(3)
+			other := *w.replicas[0]
+			other.cert = testcert.Issue(t, testcert.CA(t, "stale-ca"), pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate()
+			w.replicas[1] = &other
+		}, doctor.CheckCertChain, []string{`issued by "CN=stale-ca"`, `("CN=webhook-ca")`, "the caBundle is right and this replica serves another certificate", "kubectl delete pod -n default widget-webhook-1"}, "widget-webhook-1"},
+		{"one bad replica of three: wrong uid", func(t *testing.T, w *world) {
+			w.scale(3)
+			bad := *w.replicas[0]
+			bad.handler = breaking(t, bad.handler, func(out, _ []byte) (int, []byte) {
+				return 200, bytes.Replace(out, []byte(`"uid":"`), []byte(`"uid":"x`), 1)
+			})
+			w.replicas[2] = &bad
+		}, doctor.CheckDirect, []string{"response.uid", "ConversionReview protocol"}, "widget-webhook-2"},
 		{"caBundle of another CA", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = testcert.CA(t, "another-ca").CertPEM
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority`)
-		}, doctor.CheckCertChain, []string{`issuer "CN=webhook-ca"`, `"CN=another-ca"`, "caBundle"}},
+		}, doctor.CheckCertChain, []string{`issued by "CN=webhook-ca"`, `("CN=another-ca")`, "caBundle"}, "widget-webhook-0"},
+		{"CA generated again with the same name", func(t *testing.T, w *world) {
+			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = testcert.CA(t, "webhook-ca").CertPEM
+		}, doctor.CheckCertChain, []string{`holds a CA named "CN=webhook-ca"`, "generated again with a new key"}, ""},
+		{"a chain missing its intermediate", func(t *testing.T, w *world) {
+			root, inter := testcert.Chain(t, "company root", "webhook issuing CA")
+			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = root.CertPEM
+			w.replicas[0].cert = testcert.Issue(t, inter, pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate()
+		}, doctor.CheckCertChain, []string{`issued by "CN=webhook issuing CA"`, "serves no intermediate", "missing its intermediate", "tls.crt = the certificate, then the intermediate"}, ""},
+		{"a self-signed certificate", func(t *testing.T, w *world) {
+			self, err := pki.NewCA(pki.CAOptions{CommonName: svcHost})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.replicas[0].cert = self.TLSCertificate()
+		}, doctor.CheckCertChain, []string{"self-signed"}, ""},
+		{"a certificate for clients only", func(t *testing.T, w *world) {
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, Usage: pki.ClientAuth}).TLSCertificate()
+		}, doctor.CheckCertUsage, []string{"clientAuth", "server auth"}, ""},
 		{"certificate for the pod IP only", func(t *testing.T, w *world) {
-			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP(podIP)}}).TLSCertificate()
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP(podIP(0))}}).TLSCertificate()
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match widget-webhook.default.svc`)
-		}, doctor.CheckCertNames, []string{podIP, "DNS SANs " + svcHost}},
+		}, doctor.CheckCertNames, []string{podIP(0), "DNS SANs " + svcHost}, ""},
+		{"certificate for another Service", func(t *testing.T, w *world) {
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{"old-webhook.default.svc"}}).TLSCertificate()
+		}, doctor.CheckCertNames, []string{"made for Service default/old-webhook"}, ""},
+		{"legacy Common Name only", func(t *testing.T, w *world) {
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{CommonName: svcHost, CommonNameOnly: true}).TLSCertificate()
+		}, doctor.CheckCertNames, []string{"legacy Common Name", "x509ignoreCN=0"}, ""},
 		{"expired certificate", func(t *testing.T, w *world) {
-			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
-			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is after 2026-12-02T21:00:00Z`)
-		}, doctor.CheckCertExpiry, []string{"expired at"}},
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
+		}, doctor.CheckCertExpiry, []string{"expired at"}, ""},
 		{"certificate not yet valid", func(t *testing.T, w *world) {
-			w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(24 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour)}).TLSCertificate()
-			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T22:00:00Z is before 2026-12-03T22:00:00Z`)
-		}, doctor.CheckCertExpiry, []string{"not valid before"}},
+			w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotBefore: time.Now().Add(24 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour)}).TLSCertificate()
+		}, doctor.CheckCertExpiry, []string{"not valid before"}, ""},
 		{"webhook down", func(t *testing.T, w *world) {
-			w.down = true
+			w.replicas[0].down = true
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
-		}, doctor.CheckReachable, []string{"connection refused", "down"}},
+		}, doctor.CheckReachable, []string{"connection refused", "down"}, ""},
+		{"webhook serves plain HTTP", func(t *testing.T, w *world) {
+			w.replicas[0].plainHTTP = true
+		}, doctor.CheckReachable, []string{"plain HTTP", `"HTTP/`}, ""},
+		{"a handshake that hangs", func(t *testing.T, w *world) {
+			w.replicas[0].hang = true
+			w.configure = func(o *doctor.Options) { o.DialTimeout = 200 * time.Millisecond }
+		}, doctor.CheckReachable, []string{"did not complete within 200ms", "accepts connections but does not answer TLS"}, ""},
+		{"a client certificate required", func(t *testing.T, w *world) {
+			w.replicas[0].requireClientCert = true
+		}, doctor.CheckReachable, []string{"client certificate", "presents no client certificate"}, ""},
 		{"empty caBundle", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
-		}, doctor.CheckCABundle, []string{"system roots", "base64"}},
-		{"doctor reaches another server than the API server does", func(t *testing.T, w *world) {
-			w.cert = testcert.Issue(t, testcert.CA(t, "some-proxy-ca"), pki.CertOptions{DNSNames: []string{"proxy.example"}}).TLSCertificate()
-		}, "", nil},
+		}, doctor.CheckCABundle, []string{"system roots", "base64"}, ""},
 		{"url clientConfig, certificate for other names", func(t *testing.T, w *world) {
 			cc := w.crd.Spec.Conversion.Webhook.ClientConfig
 			cc.Service, cc.URL = nil, ptr("https://webhook.example.com:8443/convert")
-			w.reactor = apiServerFails(`Post "https://webhook.example.com:8443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for widget-webhook.default.svc, not webhook.example.com`)
-		}, doctor.CheckCertNames, []string{"do not include webhook.example.com", "DNS SANs webhook.example.com"}},
+		}, doctor.CheckCertNames, []string{"do not include webhook.example.com", "DNS SANs webhook.example.com"}, ""},
 		{"endpoint unreachable from here, certificate from --cert-file", func(t *testing.T, w *world) {
 			w.configure = func(o *doctor.Options) {
 				o.PodDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -240,26 +398,66 @@ func TestDoctorFirstCause(t *testing.T) {
 				o.ServingCert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{"localhost"}, NotAfter: time.Now().Add(time.Hour)}).CertPEM
 			}
 			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for localhost, not widget-webhook.default.svc`)
-		}, doctor.CheckCertNames, []string{"(localhost) do not include widget-webhook.default.svc"}},
-		{"webhook serves plain HTTP", func(t *testing.T, w *world) {
-			w.plainHTTP = true
-			w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": http: server gave HTTP response to HTTPS client`)
-		}, doctor.CheckReachable, []string{"TLS handshake failed", "plain HTTP"}},
-		{"storedVersions: the planned CRD drops a stored version", func(t *testing.T, w *world) {
-			w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
-			planned := w.crd.DeepCopy()
-			planned.Spec.Versions = planned.Spec.Versions[1:]
-			w.planned = mustJSON(t, planned)
-		}, doctor.CheckStoredVersions, []string{"removes [v1alpha1]", "hubspoke migrate widgets.example.com"}},
-		{"the planned CRD changes the scope, which is immutable", func(t *testing.T, w *world) {
-			planned := w.crd.DeepCopy()
-			planned.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
-			planned.Spec.Scope = apiextensionsv1.ClusterScoped
-			w.planned = mustJSON(t, planned)
-		}, doctor.CheckPlanned, []string{`spec.scope: Invalid value: "Cluster": field is immutable`, "must keep its live value"}},
+		}, doctor.CheckCertNames, []string{"the certificate of --cert-file", "(localhost) do not include widget-webhook.default.svc"}, ""},
+
+		// --- the conversions, at each endpoint ---
+		{"wrong path: every review 404", func(t *testing.T, w *world) {
+			w.replicas[0].handler = http.NotFoundHandler()
+		}, doctor.CheckDirect, []string{"HTTP 404", "path", "/clientConfig/service/path"}, "widget-webhook-0"},
+		{"every review answered HTTP 500", func(t *testing.T, w *world) {
+			w.replicas[0].handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				http.Error(rw, "panic: nil map", http.StatusInternalServerError)
+			})
+		}, doctor.CheckDirect, []string{"HTTP 500", "panic: nil map", "result.status Failure"}, ""},
+		{"a webhook that drops objects of a batch", func(t *testing.T, w *world) {
+			w.replicas[0].handler = breaking(t, w.replicas[0].handler, func(out, _ []byte) (int, []byte) {
+				var rv map[string]any
+				_ = yaml.Unmarshal(out, &rv)
+				resp := rv["response"].(map[string]any)
+				if objs, _ := resp["convertedObjects"].([]any); len(objs) > 1 {
+					resp["convertedObjects"] = objs[:1]
+				}
+				b, _ := yaml.YAMLToJSON(mustJSON(t, rv))
+				return 200, b
+			})
+			w.objects = append(w.objects, widget("v1", "c", map[string]any{"size": int64(4)}))
+		}, doctor.CheckDirect, []string{"converted objects, want 3", "ConversionReview protocol"}, ""},
+		{"a one-way webhook", func(t *testing.T, w *world) {
+			w.replicas[0].handler = breaking(t, w.replicas[0].handler, func(out, req []byte) (int, []byte) {
+				if bytes.Contains(req, []byte(`"desiredAPIVersion":"example.com/v1alpha1"`)) {
+					uid := req[bytes.Index(req, []byte(`"uid":"`))+7:]
+					uid = uid[:bytes.IndexByte(uid, '"')]
+					return 200, fmt.Appendf(nil, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":%q,"result":{"status":"Failure","message":"no conversion to v1alpha1"}}}`, uid)
+				}
+				return 200, out
+			})
+		}, doctor.CheckDirect, []string{"one direction only", "conversions to v1alpha1 (from v1) are refused", "both directions"}, ""},
+		{"a slow webhook, at the error threshold", func(t *testing.T, w *world) {
+			h := w.replicas[0].handler
+			w.replicas[0].handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				time.Sleep(150 * time.Millisecond)
+				h.ServeHTTP(rw, r)
+			})
+			w.configure = func(o *doctor.Options) {
+				o.LatencyWarning, o.LatencyError, o.ReviewTimeout = 50*time.Millisecond, 100*time.Millisecond, 5*time.Second
+			}
+		}, doctor.CheckLatency, []string{"a third of the API server's 30 s", "max"}, ""},
+		{"a webhook that does not answer in time", func(t *testing.T, w *world) {
+			w.replicas[0].handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(5 * time.Second):
+				}
+			})
+			w.configure = func(o *doctor.Options) {
+				o.LatencyWarning, o.LatencyError, o.ReviewTimeout = 50*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
+			}
+		}, doctor.CheckLatency, []string{"no answer within 200ms"}, ""},
+
+		// --- the API server's own view ---
 		{"wrong uid in responses (seen through the API server)", func(t *testing.T, w *world) {
-			w.reactor = apiError("list", "v1alpha1", `conversion webhook for example.com/v1, Kind=Widget failed: expected response.uid="3b1f", got "0000"`)
-		}, doctor.CheckLive, []string{"response.uid", "Set response.uid"}},
+			w.reactor = apiError("get", "v1alpha1", `conversion webhook for example.com/v1, Kind=Widget failed: expected response.uid="3b1f", got "0000"`)
+		}, doctor.CheckLive, []string{"response.uid", "Set response.uid"}, ""},
 		{"one-way webhook (seen through the API server)", func(t *testing.T, w *world) {
 			msg := `conversion webhook for example.com/v1, Kind=Widget failed: no conversion from v1 to v1alpha1`
 			w.reactor = func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -268,27 +466,39 @@ func TestDoctorFirstCause(t *testing.T) {
 				}
 				return false, nil, nil
 			}
-		}, doctor.CheckLive, []string{"Conversions to v1alpha1 (from v1) fail while conversions from v1alpha1 succeed", "both directions"}},
+		}, doctor.CheckLive, []string{"Conversions to v1alpha1 (from v1) fail while conversions from v1alpha1 succeed", "both directions"}, ""},
 		{"conversionReviewVersions without v1, webhook speaks v1 only", func(t *testing.T, w *world) {
 			w.crd.Spec.Conversion.Webhook.ConversionReviewVersions = []string{"v1beta1"}
 			w.reactor = apiServerFails(`the server rejected our request for an unknown reason`)
-			inner := w.handler
-			w.handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			inner := w.replicas[0].handler
+			w.replicas[0].handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				body := new(bytes.Buffer)
 				_, _ = body.ReadFrom(r.Body)
 				if strings.Contains(body.String(), `"apiextensions.k8s.io/v1beta1"`) {
 					http.Error(rw, "only apiextensions.k8s.io/v1 reviews", http.StatusBadRequest)
 					return
 				}
-				r.Body = http.NoBody
 				r2 := r.Clone(r.Context())
-				r2.Body = readCloser{bytes.NewReader(body.Bytes())}
+				r2.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 				inner.ServeHTTP(rw, r2)
 			})
-		}, doctor.CheckReviewVersions, []string{"lacks v1", `["v1","v1beta1"]`}},
+		}, doctor.CheckReviewVersions, []string{"lacks v1", `["v1","v1beta1"]`}, ""},
+		{"storedVersions: the planned CRD drops a stored version", func(t *testing.T, w *world) {
+			w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
+			planned := w.crd.DeepCopy()
+			planned.Spec.Versions = planned.Spec.Versions[1:]
+			w.planned = mustJSON(t, planned)
+		}, doctor.CheckStoredVersions, []string{"removes [v1alpha1]", "hubspoke migrate widgets.example.com"}, ""},
+		{"the planned CRD changes the scope, which is immutable", func(t *testing.T, w *world) {
+			planned := w.crd.DeepCopy()
+			planned.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+			planned.Spec.Scope = apiextensionsv1.ClusterScoped
+			w.planned = mustJSON(t, planned)
+		}, doctor.CheckPlanned, []string{`spec.scope: Invalid value: "Cluster": field is immutable`, "must keep its live value"}, ""},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			row.setup(t, w)
 			r := w.run(t)
@@ -315,9 +525,197 @@ func TestDoctorFirstCause(t *testing.T) {
 					t.Errorf("first error lacks %q:\n%s", s, text.String())
 				}
 			}
+			if row.pod != "" && (cause.Endpoint == nil || cause.Endpoint.Pod != row.pod) {
+				t.Errorf("first error at %v, want pod %s", cause.Endpoint, row.pod)
+			}
+			for _, f := range r.Findings {
+				if strings.Contains(f.Fix, "CRD-NAME") || strings.Contains(f.Cause, "CRD-NAME") {
+					t.Errorf("%s keeps the placeholder CRD-NAME: %s", f.Check, f.Fix)
+				}
+			}
 			t.Logf("\n%s", text.String())
 		})
 	}
+}
+
+// One bad replica of three fails some conversions only, and only new
+// connections to it: doctor finds it every time, names it, and does not
+// call it anything but an error because the live reads succeed.
+func TestOneBadReplicaFoundEveryTime(t *testing.T) {
+	for i := range 5 {
+		w := newWorld(t)
+		w.scale(3)
+		bad := *w.replicas[0]
+		bad.cert = testcert.Issue(t, testcert.CA(t, "stale-ca"), pki.CertOptions{DNSNames: []string{svcHost}}).TLSCertificate()
+		w.replicas[i%3] = &bad
+		r := w.run(t)
+		c := r.Cause()
+		want := fmt.Sprintf("widget-webhook-%d", i%3)
+		if c == nil || c.Check != doctor.CheckCertChain || c.Endpoint == nil || c.Endpoint.Pod != want {
+			t.Fatalf("run %d: cause %+v, want certificate.chain at %s", i, c, want)
+		}
+		if live := r.Find(doctor.CheckLive); live.Severity != doctor.SeverityOK || !strings.Contains(live.Message, "watch cache") {
+			t.Errorf("live: %+v, want ok with the note that live reads prove nothing", live)
+		}
+		if n := len(r.FindAll(doctor.CheckCertChain)); n != 3 {
+			t.Errorf("%d certificate.chain findings, want one per endpoint", n)
+		}
+	}
+}
+
+// No check passes on zero samples: a webhook that answers 404 to every
+// review, on a CRD without objects, is an error, not "the API server's
+// path works".
+func TestDirectNeverPassesOnNothing(t *testing.T) {
+	w := newWorld(t)
+	w.objects = nil
+	w.replicas[0].handler = http.NotFoundHandler()
+	r := w.run(t)
+	f := r.Find(doctor.CheckDirect)
+	if f == nil || f.Severity != doctor.SeverityError || !strings.Contains(f.Message, "HTTP 404") {
+		t.Fatalf("conversion.direct %+v, want an error naming HTTP 404", f)
+	}
+	if strings.Contains(f.Message, "works") {
+		t.Errorf("conversion.direct says something works: %s", f.Message)
+	}
+}
+
+// doctor never waits longer than its timeout, and says what for: even
+// when a client does not give up with its context.
+func TestTimeoutSaysWhatItWaitedFor(t *testing.T) {
+	w := newWorld(t)
+	w.configure = func(o *doctor.Options) { o.Timeout = 700 * time.Millisecond }
+	c, opts := w.clients(t)
+	c.Dynamic = slowDynamic{Interface: c.Dynamic, version: "v1alpha1", delay: 3 * time.Second}
+	start := time.Now()
+	r, err := doctor.Run(context.Background(), c, "widgets.example.com", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("doctor took %s with --timeout 700ms", took)
+	}
+	live := r.Find(doctor.CheckLive)
+	if live.Severity != doctor.SeverityError || !strings.Contains(live.Message, "ran out while waiting for the API server to get widgets through v1alpha1") {
+		t.Errorf("live: %+v", live)
+	}
+}
+
+// slowDynamic is an API server that takes delay to answer for version,
+// as one waiting for a webhook that does not answer, and a client that
+// does not give up with its context.
+type slowDynamic struct {
+	dynamic.Interface
+	version string
+	delay   time.Duration
+}
+
+func (s slowDynamic) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	ri := s.Interface.Resource(r)
+	if r.Version != s.version {
+		return ri
+	}
+	return slowResource{ri, s.delay}
+}
+
+type slowResource struct {
+	dynamic.NamespaceableResourceInterface
+	delay time.Duration
+}
+
+func (s slowResource) Namespace(ns string) dynamic.ResourceInterface {
+	return slowNamespaced{s.NamespaceableResourceInterface.Namespace(ns), s.delay}
+}
+
+type slowNamespaced struct {
+	dynamic.ResourceInterface
+	delay time.Duration
+}
+
+func (s slowNamespaced) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	time.Sleep(s.delay)
+	return s.ResourceInterface.Get(ctx, name, opts, sub...)
+}
+
+// A webhook on a CRD with a single version is a warning; strategy None
+// between versions with one schema is correct.
+func TestStrategyWarnings(t *testing.T) {
+	w := newWorld(t)
+	w.crd.Spec.Versions = w.crd.Spec.Versions[1:]
+	r := w.run(t)
+	if f := r.Find(doctor.CheckStrategy); f.Severity != doctor.SeverityWarning || !strings.Contains(f.Message, "single version") {
+		t.Errorf("single version with a webhook: %+v", f)
+	}
+	w = newWorld(t)
+	w.crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	w.crd.Spec.Versions[0].Schema = w.crd.Spec.Versions[1].Schema
+	if f := w.run(t).Find(doctor.CheckStrategy); f.Severity != doctor.SeverityOK || !strings.Contains(f.Message, "same schema") {
+		t.Errorf("strategy None, one schema: %+v", f)
+	}
+	w = newWorld(t)
+	w.crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	w.objects = nil
+	if f := w.run(t).Find(doctor.CheckStrategy); f.Severity != doctor.SeverityWarning || !strings.Contains(f.Cause, "no objects exist yet") {
+		t.Errorf("strategy None, schemas differ, no objects: %+v", f)
+	}
+}
+
+// The caBundle is never said to be wrong when every served chain verifies
+// against it, even if the API server's error says unknown authority.
+func TestNoCABundleFixWhenTheChainVerifies(t *testing.T) {
+	w := newWorld(t)
+	w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority`)
+	r := w.run(t)
+	live := r.Find(doctor.CheckLive)
+	if live.Severity != doctor.SeverityError || strings.Contains(live.Fix, "caBundle") || !strings.Contains(live.Cause, "verifies against the caBundle") {
+		t.Errorf("live: %+v", live)
+	}
+}
+
+// --all: every CRD with a webhook, one line each, and what else breaks
+// while one is down, from what is observed and what the versions imply.
+func TestRunAll(t *testing.T) {
+	w := newWorld(t)
+	w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
+	w.replicas[0].down = true
+	w.crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
+	w.extra = append(w.extra,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating,
+			Conditions: []corev1.NamespaceCondition{{Type: corev1.NamespaceDeletionContentFailure, Status: corev1.ConditionTrue,
+				Message: `Failed to delete all resource types, 1 remaining: conversion webhook for example.com/v1, Kind=Widget failed`}}}},
+		&corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "widgets", Namespace: "team-a"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/widgets.example.com": resource.MustParse("10")}}})
+	c, opts := w.clients(t)
+	rep, err := doctor.RunAll(context.Background(), c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.CRDs) != 1 || rep.Broken() != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	s := rep.CRDs[0]
+	if s.Cause == nil || s.Cause.Check != doctor.CheckReachable {
+		t.Fatalf("cause %+v", s.Cause)
+	}
+	impact := strings.Join(s.Impact, "\n")
+	for _, want := range []string{
+		"through v1 and objects may still be stored at v1alpha1", // v1, preferred, is the storage version, but not every object is at it
+		"namespace team-a is Terminating", "(observed)",
+		"ResourceQuota team-a/widgets counts widgets.example.com",
+		"through v1alpha1",
+	} {
+		if !strings.Contains(impact, want) {
+			t.Errorf("impact lacks %q:\n%s", want, impact)
+		}
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "widgets.example.com  ERROR  webhook.reachable at 10.244.0.5:8443") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	t.Logf("\n%s", text.String())
 }
 
 // Every check the explanations point to exists in doctor.
@@ -329,18 +727,27 @@ func TestExplainChecksExist(t *testing.T) {
 	}
 }
 
-func TestReportJSON(t *testing.T) {
+func TestReportJSONAndYAML(t *testing.T) {
 	w := newWorld(t)
-	w.down = true
+	w.replicas[0].down = true
 	w.reactor = apiServerFails(`Post "https://widget-webhook.default.svc:443/convert?timeout=30s": dial tcp 10.244.0.5:8443: connect: connection refused`)
 	r := w.run(t)
 	var b bytes.Buffer
 	if err := r.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"cause": {`, `"check": "webhook.reachable"`, `"errors": `, `"id": "connection-refused"`} {
+	for _, s := range []string{`"cause": {`, `"check": "webhook.reachable"`, `"errors": `, `"id": "connection-refused"`, `"pod": "widget-webhook-0"`} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("JSON lacks %s:\n%s", s, b.String())
+		}
+	}
+	b.Reset()
+	if err := r.WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"cause:\n", "check: webhook.reachable", "errors: ", "id: connection-refused", "pod: widget-webhook-0"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("YAML lacks %s:\n%s", s, b.String())
 		}
 	}
 }
@@ -368,10 +775,6 @@ func apiError(verb, version, msg string) k8stesting.ReactionFunc {
 	}
 }
 
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := yaml.Marshal(v)
@@ -386,7 +789,7 @@ func ptr[T any](v T) *T { return &v }
 // A certificate about to expire is a warning: conversions work today.
 func TestCertificateExpiringSoon(t *testing.T) {
 	w := newWorld(t)
-	w.cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotAfter: time.Now().Add(10 * 24 * time.Hour)}).TLSCertificate()
+	w.replicas[0].cert = testcert.Issue(t, w.ca, pki.CertOptions{DNSNames: []string{svcHost}, NotAfter: time.Now().Add(10 * 24 * time.Hour)}).TLSCertificate()
 	r := w.run(t)
 	if c := r.Cause(); c != nil {
 		t.Fatalf("error %s: %s", c.Check, c.Message)
@@ -422,4 +825,32 @@ func validateUpdate(crd, live *apiextensionsv1.CustomResourceDefinition) []strin
 		out = append(out, e.Field+": "+e.Message)
 	}
 	return out
+}
+
+// docs/production.md's Diagnosis section lists every check doctor runs
+// and every class explain gives, as the tool names them.
+func TestDocsListEveryCheckAndClass(t *testing.T) {
+	data, err := os.ReadFile("../docs/production.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i := strings.Index(doc, "## Diagnosis")
+	if i < 0 {
+		t.Fatal("docs/production.md has no Diagnosis section")
+	}
+	section := doc[i:]
+	for _, c := range doctor.Checks {
+		if !strings.Contains(section, "| `"+c+"` |") {
+			t.Errorf("the Diagnosis section's table of checks lacks %s", c)
+		}
+	}
+	for _, c := range explain.Classes {
+		if !strings.Contains(section, "| `"+string(c)+"` |") {
+			t.Errorf("the Diagnosis section's table of classes lacks %s", c)
+		}
+	}
+	if want := fmt.Sprintf("the %d kinds", len(explain.IDs())); !strings.Contains(section, want) {
+		t.Errorf("the Diagnosis section does not say %q", want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -19,23 +20,21 @@ import (
 // API server cannot reach any endpoint, so later stages would only repeat
 // the cause.
 func (d *diagnosis) checkService() bool {
-	svc, err := d.c.Kube.CoreV1().Services(d.svcNS).Get(d.ctx, d.svcName, metav1.GetOptions{})
+	ctx, cancel := d.step(fmt.Sprintf("the API server: get Service %s/%s", d.svcNS, d.svcName), 10*time.Second)
+	svc, err := d.c.Kube.CoreV1().Services(d.svcNS).Get(ctx, d.svcName, metav1.GetOptions{})
+	cancel()
 	if apierrors.IsNotFound(err) {
-		f := Finding{Check: CheckService, Severity: SeverityError,
-			Message: fmt.Sprintf("Service %s/%s, named in clientConfig.service, does not exist", d.svcNS, d.svcName),
-			Cause:   "the API server cannot resolve the webhook: every conversion fails with service \"" + d.svcName + "\" not found",
-			Fix:     fmt.Sprintf("create the Service, or point clientConfig at the existing one: %s", d.patch("/spec/conversion/webhook/clientConfig/service/name", `"SERVICE"`))}
-		if cand := d.similarService(); cand != "" {
-			f.Cause += fmt.Sprintf("; Service %s/%s exists and looks like the one meant", d.svcNS, cand)
-			f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/name", strconv.Quote(cand))
-		}
-		d.add(f)
-		d.skipThrough(CheckServicePort, CheckCertExpiry, "no Service")
+		d.add(d.serviceNotFound())
+		d.skipThrough(CheckServicePort, CheckLatency, "no Service")
 		return false
 	}
 	if err != nil {
-		d.add(Finding{Check: CheckService, Severity: SeverityError, Message: "get Service: " + err.Error(), Explanation: explained(err.Error())})
-		d.skipThrough(CheckServicePort, CheckCertExpiry, "the Service could not be read")
+		msg := "get Service: " + err.Error()
+		if t := d.timedOut(ctx, "the API server to return the Service"); t != "" {
+			msg = t
+		}
+		d.add(Finding{Check: CheckService, Severity: SeverityError, Message: msg, Explanation: explained(err.Error())})
+		d.skipThrough(CheckServicePort, CheckLatency, "the Service could not be read")
 		return false
 	}
 	switch {
@@ -43,7 +42,7 @@ func (d *diagnosis) checkService() bool {
 		d.add(Finding{Check: CheckService, Severity: SeverityError, Message: fmt.Sprintf("Service %s/%s is of type ExternalName (%s)", d.svcNS, d.svcName, svc.Spec.ExternalName),
 			Cause: "the API server routes conversions only to ClusterIP, NodePort and LoadBalancer Services (unsupported service type \"ExternalName\")",
 			Fix:   "replace it with a ClusterIP Service selecting the webhook pods, or use clientConfig.url"})
-		d.skipThrough(CheckServicePort, CheckCertExpiry, "ExternalName Service")
+		d.skipThrough(CheckServicePort, CheckLatency, "ExternalName Service")
 		return false
 	case svc.Spec.ClusterIP == corev1.ClusterIPNone:
 		d.add(Finding{Check: CheckService, Severity: SeverityWarning, Message: fmt.Sprintf("Service %s/%s is headless (clusterIP: None)", d.svcNS, d.svcName),
@@ -71,7 +70,7 @@ func (d *diagnosis) checkService() bool {
 			f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/port", ports[0])
 		}
 		d.add(f)
-		d.skipThrough(CheckEndpoints, CheckCertExpiry, "no such Service port")
+		d.skipThrough(CheckEndpoints, CheckLatency, "no such Service port")
 		return false
 	}
 	target := sp.TargetPort
@@ -117,7 +116,9 @@ func (d *diagnosis) selectedPods(svc *corev1.Service) []corev1.Pod {
 	if len(svc.Spec.Selector) == 0 {
 		return nil
 	}
-	list, err := d.c.Kube.CoreV1().Pods(d.svcNS).List(d.ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+	ctx, cancel := d.step("the API server: list the pods of Service "+d.svcNS+"/"+d.svcName, 10*time.Second)
+	defer cancel()
+	list, err := d.c.Kube.CoreV1().Pods(d.svcNS).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
 	if err != nil {
 		return nil
 	}
@@ -125,10 +126,12 @@ func (d *diagnosis) selectedPods(svc *corev1.Service) []corev1.Pod {
 }
 
 func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, target intstr.IntOrString, pods []corev1.Pod) bool {
-	list, err := d.c.Kube.DiscoveryV1().EndpointSlices(d.svcNS).List(d.ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + d.svcName})
+	ctx, cancel := d.step("the API server: list the EndpointSlices of Service "+d.svcNS+"/"+d.svcName, 10*time.Second)
+	list, err := d.c.Kube.DiscoveryV1().EndpointSlices(d.svcNS).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + d.svcName})
+	cancel()
 	if err != nil {
 		d.add(Finding{Check: CheckEndpoints, Severity: SeverityError, Message: "list EndpointSlices: " + err.Error()})
-		d.skipThrough(CheckEndpointsReady, CheckCertExpiry, "EndpointSlices could not be read")
+		d.skipThrough(CheckEndpointsReady, CheckLatency, "EndpointSlices could not be read")
 		return false
 	}
 	var otherPorts []string
@@ -149,9 +152,9 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 				if len(e.Addresses) == 0 {
 					continue
 				}
-				ep := endpoint{addr: net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*p.Port))), ready: e.Conditions.Ready == nil || *e.Conditions.Ready}
-				if e.TargetRef != nil {
-					ep.pod = e.TargetRef.Name
+				ep := Endpoint{Address: net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*p.Port))), Ready: e.Conditions.Ready == nil || *e.Conditions.Ready}
+				if e.TargetRef != nil && e.TargetRef.Kind == "Pod" {
+					ep.Pod = e.TargetRef.Name
 				}
 				d.endpoints = append(d.endpoints, ep)
 			}
@@ -180,18 +183,24 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 			f.Fix = fmt.Sprintf("kubectl describe pods -n %s -l %s", d.svcNS, selectorString(svc.Spec.Selector))
 		}
 		d.add(f)
-		d.skipThrough(CheckEndpointsReady, CheckCertExpiry, "no endpoints")
+		d.skipThrough(CheckEndpointsReady, CheckLatency, "no endpoints")
 		return false
 	}
 	var ready, notReady []string
+	// Ready ones first: the API server sends reviews to those.
+	sort.SliceStable(d.endpoints, func(i, j int) bool { return d.endpoints[i].Ready && !d.endpoints[j].Ready })
 	for _, e := range d.endpoints {
-		if e.ready {
-			ready = append(ready, e.addr)
+		if e.Ready {
+			ready = append(ready, e.String())
 		} else {
-			notReady = append(notReady, e.addr)
+			notReady = append(notReady, e.Address)
 		}
 	}
-	d.ok(CheckEndpoints, "%d endpoints for port %q: %s", len(d.endpoints), sp.Name, strings.Join(append(append([]string{}, ready...), notReady...), ", "))
+	var all []string
+	for _, e := range d.endpoints {
+		all = append(all, e.String())
+	}
+	d.ok(CheckEndpoints, "%d endpoints for port %q: %s", len(d.endpoints), sp.Name, strings.Join(all, ", "))
 	switch {
 	case len(ready) == 0:
 		d.add(Finding{Check: CheckEndpointsReady, Severity: SeverityError,
@@ -208,11 +217,59 @@ func (d *diagnosis) checkEndpoints(svc *corev1.Service, sp *corev1.ServicePort, 
 	return true
 }
 
+// serviceNotFound says where the Service is instead: its namespace does
+// not exist, a Service of that name lives in another namespace, or one of
+// a close name lives in the same one; with the field to fix.
+func (d *diagnosis) serviceNotFound() Finding {
+	f := Finding{Check: CheckService, Severity: SeverityError,
+		Message: fmt.Sprintf("Service %s/%s, named in clientConfig.service, does not exist", d.svcNS, d.svcName),
+		Cause:   "the API server cannot resolve the webhook: every conversion fails with service \"" + d.svcName + "\" not found",
+		Fix:     fmt.Sprintf("create the Service, or point clientConfig at the existing one: %s", d.patch("/spec/conversion/webhook/clientConfig/service/name", `"SERVICE"`))}
+	nsMissing := false
+	ctx, cancel := d.step("the API server: get Namespace "+d.svcNS, 10*time.Second)
+	if _, err := d.c.Kube.CoreV1().Namespaces().Get(ctx, d.svcNS, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		nsMissing = true
+		f.Message = fmt.Sprintf("the namespace %s of Service %s/%s, named in clientConfig.service.namespace, does not exist", d.svcNS, d.svcNS, d.svcName)
+	}
+	cancel()
+	// The same name in other namespaces.
+	var elsewhere []string
+	ctx, cancel = d.step("the API server: list Services named "+d.svcName, 10*time.Second)
+	if list, err := d.c.Kube.CoreV1().Services("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + d.svcName}); err == nil {
+		for _, s := range list.Items {
+			if s.Name == d.svcName && s.Namespace != d.svcNS {
+				elsewhere = append(elsewhere, s.Namespace)
+			}
+		}
+	}
+	cancel()
+	sort.Strings(elsewhere)
+	switch {
+	case len(elsewhere) == 1:
+		f.Cause += fmt.Sprintf("; Service %s exists in namespace %s: clientConfig.service.namespace names %s", d.svcName, elsewhere[0], d.svcNS)
+		f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/namespace", strconv.Quote(elsewhere[0]))
+	case len(elsewhere) > 1:
+		f.Cause += fmt.Sprintf("; Services named %s exist in namespaces %s: clientConfig.service.namespace names %s", d.svcName, strings.Join(elsewhere, ", "), d.svcNS)
+		f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/namespace", `"NAMESPACE"`) + "   # the namespace of the webhook's Service"
+	case nsMissing:
+		f.Cause += "; no Service of that name exists in any namespace: the webhook is deployed under another name, or not at all"
+		f.Fix = fmt.Sprintf("kubectl get svc -A | grep -i webhook   # then fix clientConfig.service (namespace and name): %s", d.patch("/spec/conversion/webhook/clientConfig/service", fmt.Sprintf(`{"namespace":"NAMESPACE","name":%q,"port":%d,"path":%q}`, d.svcName, d.port, d.path)))
+	default:
+		if cand := d.similarService(); cand != "" {
+			f.Cause += fmt.Sprintf("; Service %s/%s exists and looks like the one meant", d.svcNS, cand)
+			f.Fix = d.patch("/spec/conversion/webhook/clientConfig/service/name", strconv.Quote(cand))
+		}
+	}
+	return f
+}
+
 // similarService finds a Service in the namespace whose name is close to
 // the one configured (an edit distance of at most 3), or the only one
 // whose name says webhook.
 func (d *diagnosis) similarService() string {
-	list, err := d.c.Kube.CoreV1().Services(d.svcNS).List(d.ctx, metav1.ListOptions{})
+	ctx, cancel := d.step("the API server: list the Services of namespace "+d.svcNS, 10*time.Second)
+	defer cancel()
+	list, err := d.c.Kube.CoreV1().Services(d.svcNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ""
 	}

@@ -18,6 +18,6 @@ func ExampleExplain() {
 	fmt.Println(explain.Explain(msg)[0].Fields["service"])
 	// Output:
 	// no-endpoints (doctor check endpoints)
-	// conversion-webhook-failed (doctor check conversion.direct)
+	// webhook-call-failed (doctor check webhook.reachable)
 	// widget-webhook
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/explain"
 )
@@ -21,19 +22,23 @@ func newExplainCmd() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain [MESSAGE | -f FILE]",
-		Short: "Translate a conversion webhook error message: its cause, the fixes, the doctor check",
+		Short: "Translate a conversion webhook error message: where it failed, its cause, the fixes, the doctor check",
 		Long: `Explain reads an error message as users see it — from kubectl, a
-controller's log or an event — and names its cause, the likely fixes and
-the ` + "`hubspoke doctor`" + ` check that confirms it. A message nests several errors
-("conversion webhook for X failed: Post URL: ... x509: ..."): each one
-recognised is explained, the innermost (the root cause) first.
+controller's log (JSON-escaped lines too), an event, a webhook's own log,
+wrapped over several lines — and names where the failure happened (its
+class: crd, call, tls, response, refused, object, storage, discovery,
+webhook-log), its cause, the likely fixes and the ` + "`hubspoke doctor`" + ` check
+that confirms it. A message nests several errors ("conversion webhook for
+X failed: Post URL: ... x509: ..."): each one recognised is explained, the
+innermost (the root cause) first.
 
 The message is the argument, or the contents of -f FILE ("-" or no
 argument: standard input); a whole log works too, each kind of error is
-explained once. Known messages: ` + "`hubspoke explain --list`" + `.
+explained once. A message it does not recognise is said to be so: no
+cause is guessed. Known messages: ` + "`hubspoke explain --list`" + `.
 
 Exit status: 0 explained, 1 nothing recognised, 2 usage error.`,
-		Example: `  hubspoke explain 'conversion webhook for example.com/v1, Kind=Widget failed: Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority'
+		Example: `  hubspoke explain 'conversion webhook for example.com/v1alpha1, Kind=Widget failed: Post "https://widget-webhook.default.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority'
   kubectl get widgets.v1alpha1.example.com 2>&1 | hubspoke explain
   hubspoke explain -f controller.log -o json`,
 		Args: cobra.MaximumNArgs(1),
@@ -41,14 +46,25 @@ Exit status: 0 explained, 1 nothing recognised, 2 usage error.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "filename", "f", "", `file holding the message ("-": standard input)`)
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	f.Bool("list", false, "list the messages explain knows")
 	return cmd
 }
 
+// explainReport is explain's -o json and -o yaml.
+type explainReport struct {
+	// CRD is the CRD the message names, when it does.
+	CRD string `json:"crd,omitempty"`
+	// Recognised says whether any error of the message was.
+	Recognised   bool                  `json:"recognised"`
+	Explanations []explain.Explanation `json:"explanations"`
+	// Unrecognised says what to do with a message explain does not know.
+	Unrecognised string `json:"unrecognised,omitempty"`
+}
+
 func (o *explainOptions) run(cmd *cobra.Command, args []string) error {
-	if o.output != "text" && o.output != "json" {
-		return usagef("-o %q: want text or json", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	if list, _ := cmd.Flags().GetBool("list"); list {
 		return o.list(cmd.OutOrStdout())
@@ -78,27 +94,42 @@ func (o *explainOptions) run(cmd *cobra.Command, args []string) error {
 	if strings.TrimSpace(msg) == "" {
 		return usagef("no message: give it as an argument, with -f FILE or on standard input")
 	}
+	crd := explain.CRDName(msg)
 	xs := explain.Explain(msg)
-	out := cmd.OutOrStdout()
-	if o.output == "json" {
-		if xs == nil {
-			xs = []explain.Explanation{}
+	for i := range xs {
+		for j, f := range xs[i].Fixes {
+			xs[i].Fixes[j] = fillCRDName(f, crd)
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"crd": explain.CRDName(msg), "explanations": xs}); err != nil {
+		xs[i].Cause = fillCRDName(xs[i].Cause, crd)
+	}
+	out := cmd.OutOrStdout()
+	if o.output != "text" {
+		rep := explainReport{CRD: crd, Recognised: len(xs) > 0, Explanations: xs}
+		if xs == nil {
+			rep.Explanations = []explain.Explanation{}
+			rep.Unrecognised = fillCRDName(explain.Unrecognised, crd)
+		}
+		if err := writeStructured(out, o.output, rep); err != nil {
 			return err
 		}
 	} else {
-		writeExplanations(out, xs, orDefault(explain.CRDName(msg), "CRD-NAME"))
+		writeExplanations(out, xs, orDefault(crd, "CRD-NAME"))
 	}
 	if len(xs) == 0 {
 		if o.output == "text" {
-			fmt.Fprintln(cmd.ErrOrStderr(), "no known error in the message (hubspoke explain --list shows the known ones); hubspoke doctor CRD-NAME diagnoses the conversion webhook live")
+			fmt.Fprintln(cmd.ErrOrStderr(), fillCRDName(explain.Unrecognised, crd))
 		}
 		return exitError{exitFail}
 	}
 	return nil
+}
+
+// fillCRDName puts the CRD's name, when known, where a text says CRD-NAME.
+func fillCRDName(s, crd string) string {
+	if crd == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, "CRD-NAME", crd)
 }
 
 // writeExplanations prints the root cause first, then the errors around it.
@@ -112,6 +143,11 @@ func writeExplanations(w io.Writer, xs []explain.Explanation, crd string) {
 		} else {
 			fmt.Fprintf(w, "\n- %s [%s]\n", x.Title, x.ID)
 		}
+		where := string(x.Class)
+		if x.FailureType != "" {
+			where += fmt.Sprintf(" (apiserver_conversion_webhook_request_total failure_type %s)", x.FailureType)
+		}
+		fmt.Fprintf(w, "  class: %s\n", where)
 		fmt.Fprintf(w, "  matched: %s\n", x.Match)
 		fmt.Fprintf(w, "  %s\n", x.Cause)
 		if len(x.Fixes) > 0 {
@@ -131,15 +167,39 @@ func (o *explainOptions) list(w io.Writer) error {
 		x, _ := explain.Lookup(id)
 		xs = append(xs, x)
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"explanations": xs})
+	if o.output != "text" {
+		return writeStructured(w, o.output, map[string]any{"explanations": xs})
 	}
 	for _, x := range xs {
-		fmt.Fprintf(w, "%-30s %-28s %s\n", x.ID, x.Check, x.Title)
+		fmt.Fprintf(w, "%-30s %-12s %-28s %s\n", x.ID, x.Class, x.Check, x.Title)
 	}
 	return nil
+}
+
+// checkOutput validates -o for the report commands (doctor, explain):
+// text, json or yaml, as kubectl spells them.
+func checkOutput(format string) error {
+	switch format {
+	case "text", "json", "yaml":
+		return nil
+	}
+	return usagef("-o %q: want text, json or yaml", format)
+}
+
+// writeStructured writes v as indented JSON, or as YAML (the same fields,
+// through sigs.k8s.io/yaml, as kubectl's -o yaml).
+func writeStructured(w io.Writer, format string, v any) error {
+	if format == "yaml" {
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func orDefault(s, def string) string {

@@ -6,6 +6,10 @@
 package testcert
 
 import (
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -51,4 +55,51 @@ func WriteLoopback(t testing.TB, dir string) []byte {
 		t.Fatal(err)
 	}
 	return ca.CertPEM
+}
+
+// Chain returns a root CA and an intermediate CA the root signed, named
+// rootName and interName: a two-level hierarchy such as cert-manager's CA
+// issuers or a company PKI give, whose leaves (the intermediate's Issue)
+// verify against the root only when the intermediate is served with them.
+// pki issues one level only (its CAs sign leaves), so the two CAs are made
+// here with crypto/x509.
+func Chain(t testing.TB, rootName, interName string) (root, inter *pki.CA) {
+	t.Helper()
+	now := time.Now()
+	mk := func(name string, parent *pki.CA, pathLen int) *pki.CA {
+		key, err := pki.NewKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: serial, Subject: pkix.Name{CommonName: name},
+			NotBefore: now.Add(-CABackdate), NotAfter: now.Add(pki.DefaultCAValidity),
+			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+			BasicConstraintsValid: true, IsCA: true, MaxPathLen: pathLen, MaxPathLenZero: pathLen == 0,
+		}
+		issuer, signer := tmpl, key
+		if parent != nil {
+			issuer, signer = parent.Cert, parent.Key
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyPEM, err := pki.EncodePrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &pki.CA{KeyPair: pki.KeyPair{Cert: c, Key: key, CertPEM: pki.EncodeCertificates(c), KeyPEM: keyPEM}}
+	}
+	root = mk(rootName, nil, 1)
+	inter = mk(interName, root, 0)
+	return root, inter
 }

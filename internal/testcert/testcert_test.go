@@ -3,6 +3,7 @@ package testcert_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -89,5 +90,23 @@ func TestIssueFails(t *testing.T) {
 	<-done
 	if !strings.Contains(r.failure, "needs at least one DNS name or IP address") {
 		t.Errorf("failure %q, want pki's error", r.failure)
+	}
+}
+
+// TestChain: a leaf of the intermediate verifies against the root with
+// the intermediate served, and not without it.
+func TestChain(t *testing.T) {
+	root, inter := testcert.Chain(t, "test root", "test intermediate")
+	leaf := testcert.Issue(t, inter, pki.CertOptions{DNSNames: []string{"x.default.svc"}})
+	roots := x509.NewCertPool()
+	roots.AddCert(root.Cert)
+	inters := x509.NewCertPool()
+	inters.AddCert(inter.Cert)
+	if _, err := leaf.Cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inters, DNSName: "x.default.svc"}); err != nil {
+		t.Errorf("with the intermediate: %v", err)
+	}
+	var ua x509.UnknownAuthorityError
+	if _, err := leaf.Cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "x.default.svc"}); !errors.As(err, &ua) {
+		t.Errorf("without the intermediate: %v, want unknown authority", err)
 	}
 }

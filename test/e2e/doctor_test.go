@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,6 +49,19 @@ type brokenSetup struct {
 	// want are substrings of that finding (message, cause or fix).
 	check string
 	want  []string
+	// pod, when set, is the replica whose endpoint the first error must
+	// name (its index).
+	pod *int
+	// warning is a check that must warn in a set-up with no error.
+	warning string
+	// replicas is the number of webhook endpoints behind the Service
+	// (default 1).
+	replicas int
+	// raw installs the CRD without waiting for it to be served and writes
+	// no objects (a CRD the API server does not establish).
+	raw bool
+	// timeout is doctor's --timeout (default 20s).
+	timeout time.Duration
 	// setup breaks something; it runs before the CRD is installed.
 	setup func(t *testing.T, s *setupState)
 	// after runs once objects exist (e.g. to mark the endpoint not ready
@@ -58,9 +72,15 @@ type brokenSetup struct {
 	// check "": exit 0).
 	cli string
 	// confirm is the explanation of the API server's own error in the live
-	// conversion check ("" when conversions through the API server work;
-	// alternatives separated by |).
+	// conversion check: "" when conversions through the API server work,
+	// "-" when they may or may not (a bad replica the API server may not
+	// pick), else alternatives separated by |.
 	confirm string
+	// explainKubectl, when set, reads the objects with kubectl as a user
+	// would and holds explain to what kubectl says: its first explanation
+	// must be this (alternatives separated by |). The messages are those
+	// of explain/testdata/corpus-sandbox.yaml.
+	explainKubectl string
 }
 
 // setupState is what a set-up is made of; setup functions change it.
@@ -72,11 +92,21 @@ type setupState struct {
 	handler        http.Handler
 	review         *reviewTap // wraps handler when set
 	planned        []byte
-	storedAt       string   // the version objects are written through (default: storage)
-	endpoint       endpoint // the webhook's endpoint of its Service (Service set-ups)
-	podAddr        string   // where the API server reaches the webhook
-	server         *http.Server
-	listener       net.Listener
+	storedAt       string // the version objects are written through (default: storage)
+	replicas       []*replicaState
+}
+
+// replicaState is one webhook process behind the Service: hubspoke's
+// review handler over TLS unless a set-up makes it misbehave.
+type replicaState struct {
+	cert     func(podIP string) tls.Certificate // nil: the set-up's
+	handler  http.Handler                       // nil: the set-up's
+	mode     string                             // "": HTTPS; "http": plain HTTP; "hang": accepts, never answers; "clientcert": requires a client certificate
+	endpoint endpoint                           // its endpoint of the Service (Service set-ups)
+	podAddr  string                             // where the API server reaches it
+	pod      string                             // its pod's name in the EndpointSlice
+	server   *http.Server
+	listener net.Listener
 }
 
 // endpoint is the sandbox's handle on one endpoint of a Service.
@@ -85,70 +115,19 @@ type endpoint interface {
 	SetReady(ctx context.Context, ready bool) error
 }
 
-// exposer puts a set-up's webhook where the API server reaches it: it sets
-// the CRD's clientConfig, s.podAddr and s.endpoint, and returns the
+// exposer puts a replica where the API server reaches it: it sets the
+// CRD's clientConfig, r.podAddr, r.pod and r.endpoint, and returns the
 // address the serving certificate is for when it names one (a pod IP).
-type exposer func(t *testing.T, s *setupState) (podIP string)
+type exposer func(t *testing.T, s *setupState, r *replicaState) (podIP string)
 
 // exposeURL is clientConfig.url: https://127.0.0.1:PORT/convert, which
 // the API server dials directly, as do doctor and a user's terminal.
-func exposeURL(t *testing.T, s *setupState) string {
-	u := "https://" + s.listener.Addr().String() + "/convert"
+func exposeURL(t *testing.T, s *setupState, r *replicaState) string {
+	u := "https://" + r.listener.Addr().String() + "/convert"
 	cc := s.crd.Spec.Conversion.Webhook.ClientConfig
 	cc.Service, cc.URL = nil, &u
-	s.podAddr = s.listener.Addr().String()
+	r.podAddr = r.listener.Addr().String()
 	return "127.0.0.1"
-}
-
-func TestDoctorDiagnosesBrokenURLSetups(t *testing.T) {
-	t.Parallel() // its own groups; waits mostly on timeouts
-	runSetups(t, exposeURL, []brokenSetup{
-		{name: "url healthy", check: "", cli: ""},
-		{name: "url caBundle of another CA", confirm: "x509-unknown-authority", check: doctor.CheckCertChain, cli: doctor.CheckCertChain,
-			want: []string{`issuer "CN=doctor webhook CA"`, `"CN=another CA"`, "base64 -w0 ca.crt"},
-			setup: func(t *testing.T, s *setupState) {
-				s.crd.Spec.Conversion.Webhook.ClientConfig.CABundle = s.otherCA.CertPEM
-			}},
-		{name: "url certificate for another address only", confirm: "x509-wrong-name", check: doctor.CheckCertNames, cli: doctor.CheckCertNames,
-			want: []string{"(10.244.0.99) do not include 127.0.0.1"},
-			setup: func(t *testing.T, s *setupState) {
-				s.cert = func(string) tls.Certificate {
-					return testcert.Issue(t, s.ca, pki.CertOptions{IPs: []net.IP{net.ParseIP("10.244.0.99")}}).TLSCertificate()
-				}
-			}},
-		{name: "url expired certificate", confirm: "x509-expired", check: doctor.CheckCertExpiry, cli: doctor.CheckCertExpiry,
-			want: []string{"the serving certificate expired at", "renew"},
-			setup: func(t *testing.T, s *setupState) {
-				s.cert = func(string) tls.Certificate {
-					return testcert.Issue(t, s.ca, pki.CertOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)},
-						NotBefore: time.Now().Add(-72 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).TLSCertificate()
-				}
-			}},
-		{name: "url one-way webhook", confirm: "conversion-webhook-failed", check: doctor.CheckLive, cli: doctor.CheckLive,
-			want: []string{"Conversions to v1alpha1 (from v1) fail while conversions from v1alpha1 succeed", "both directions"},
-			setup: func(t *testing.T, s *setupState) {
-				s.review = &reviewTap{refuseTo: s.group + "/v1alpha1"}
-			}},
-		{name: "url wrong uid in responses", confirm: "response-uid-mismatch", check: doctor.CheckLive, cli: doctor.CheckLive,
-			want: []string{"expected response.uid=", "Set response.uid to the uid of the request"},
-			setup: func(t *testing.T, s *setupState) {
-				s.review = &reviewTap{uid: "00000000-0000-0000-0000-000000000000"}
-			}},
-		{name: "url conversionReviewVersions without v1", confirm: "webhook-bad-request", check: doctor.CheckReviewVersions, cli: doctor.CheckReviewVersions,
-			want: []string{"lacks v1", `"value":["v1","v1beta1"]`, "fails them"},
-			setup: func(t *testing.T, s *setupState) {
-				s.crd.Spec.Conversion.Webhook.ConversionReviewVersions = []string{"v1beta1"}
-				s.review = &reviewTap{onlyV1: true}
-			}},
-		{name: "url storedVersions holds a version the next CRD drops", check: doctor.CheckStoredVersions,
-			want:  []string{"the planned CRD removes [v1alpha1], which status.storedVersions [v1alpha1 v1] still holds", "hubspoke migrate widgets.svc-"},
-			setup: plannedDropsV1alpha1},
-		{name: "url webhook down", confirm: "connection-refused", check: doctor.CheckReachable, cli: doctor.CheckReachable,
-			want: []string{"connection refused", "nothing listens at the URL's host and port: the webhook process is down"},
-			after: func(t *testing.T, s *setupState) {
-				s.server.Close()
-			}},
-	})
 }
 
 // plannedDropsV1alpha1: objects were written while v1alpha1 was the
@@ -166,7 +145,7 @@ func plannedDropsV1alpha1(t *testing.T, s *setupState) {
 
 // runSetups diagnoses each set-up (in parallel) and checks the first
 // cause, the explanation of the API server's own error and, when asked,
-// what `hubspoke doctor` says from a terminal.
+// what `hubspoke doctor` says from a terminal, with its exit status.
 func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 	for _, bs := range setups {
 		t.Run(bs.name, func(t *testing.T) {
@@ -175,11 +154,11 @@ func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 			if bs.setup != nil {
 				bs.setup(t, s)
 			}
-			s.install(t, expose)
+			s.install(t, expose, bs.raw)
 			if bs.after != nil {
 				bs.after(t, s)
 			}
-			report := s.diagnose(t)
+			report := s.diagnose(t, bs.timeout)
 			var text bytes.Buffer
 			if err := report.WriteText(&text); err != nil {
 				t.Fatal(err)
@@ -189,6 +168,9 @@ func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 			if bs.check == "" {
 				if first != nil {
 					t.Fatalf("healthy set-up: doctor found %s", first.Check)
+				}
+				if bs.warning != "" && !slices.ContainsFunc(report.FindAll(bs.warning), func(f *doctor.Finding) bool { return f.Severity == doctor.SeverityWarning }) {
+					t.Errorf("no warning from %s", bs.warning)
 				}
 			} else {
 				if first == nil {
@@ -203,16 +185,25 @@ func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 						t.Errorf("the first error lacks %q", w)
 					}
 				}
+				if bs.pod != nil {
+					if want := s.replicas[*bs.pod].pod; first.Endpoint == nil || first.Endpoint.Pod != want {
+						t.Errorf("the first error is at %v, want pod %s", first.Endpoint, want)
+					}
+				}
 			}
 			live := report.Find(doctor.CheckLive)
 			switch {
+			case bs.confirm == "-":
 			case bs.confirm == "" && live.Severity == doctor.SeverityError:
 				t.Errorf("conversions through the API server fail: %s", live.Message)
 			case bs.confirm != "" && (live.Explanation == nil || !slices.Contains(strings.Split(bs.confirm, "|"), live.Explanation.ID)):
 				t.Errorf("the API server's error is explained as %+v, want %s: %s", live.Explanation, bs.confirm, live.Message)
 			}
 			if bs.cli != "" || bs.check == "" {
-				s.runCLI(t, bs.cli)
+				s.runCLI(t, bs.cli, bs.timeout)
+			}
+			if bs.explainKubectl != "" {
+				checkExplained(t, s.kubectlMessage(t, bs.raw), bs.explainKubectl)
 			}
 		})
 	}
@@ -223,7 +214,7 @@ func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 func TestExplainKubectlStoredVersionRefusal(t *testing.T) {
 	s := newSetupState(t, brokenSetup{name: "kubectl refusal"})
 	s.storedAt = "v1alpha1"
-	s.install(t, exposeURL)
+	s.install(t, exposeURL, false)
 	next := s.crd.DeepCopy()
 	next.Spec.Versions = next.Spec.Versions[1:]
 	next.ResourceVersion = ""
@@ -296,6 +287,9 @@ func newSetupState(t *testing.T, bs brokenSetup) *setupState {
 			IPs:      []net.IP{net.IPv4(127, 0, 0, 1)},
 		}).TLSCertificate()
 	}
+	for range max(bs.replicas, 1) {
+		s.replicas = append(s.replicas, &replicaState{})
+	}
 	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -321,24 +315,47 @@ func newSetupState(t *testing.T, bs brokenSetup) *setupState {
 	return s
 }
 
-// install serves the webhook behind its Service, installs the CRD and
-// writes two objects.
-func (s *setupState) install(t *testing.T, expose exposer) {
+// start serves one replica on a loopback listener of its own.
+func (s *setupState) start(t *testing.T, r *replicaState) (setCert func(tls.Certificate)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	var err error
-	if s.listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+	if r.listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	var certMu sync.Mutex
-	var cert *tls.Certificate
-	h := s.handler
+	t.Cleanup(func() { r.listener.Close() })
+	if r.mode == "hang" {
+		// A process that accepts connections and never answers: the TLS
+		// handshake hangs.
+		var mu sync.Mutex
+		var conns []net.Conn
+		go func() {
+			for {
+				c, err := r.listener.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+		return func(tls.Certificate) {}
+	}
+	h := orHandler(r.handler, s.handler)
 	if s.review != nil {
 		s.review.next = h
 		h = s.review
 	}
-	s.server = &http.Server{Handler: h, ErrorLog: quietLog(), TLSConfig: &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	var certMu sync.Mutex
+	var cert *tls.Certificate
+	r.server = &http.Server{Handler: h, ErrorLog: quietLog(), TLSConfig: &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 		certMu.Lock()
 		defer certMu.Unlock()
 		if cert == nil {
@@ -346,14 +363,68 @@ func (s *setupState) install(t *testing.T, expose exposer) {
 		}
 		return cert, nil
 	}}}
-	go s.server.ServeTLS(s.listener, "", "")
-	t.Cleanup(func() { s.server.Close() })
-	c := s.cert(expose(t, s))
-	certMu.Lock()
-	cert = &c
-	certMu.Unlock()
+	if r.mode == "clientcert" {
+		r.server.TLSConfig.ClientAuth = tls.RequireAnyClientCert
+	}
+	if r.mode == "http" {
+		go r.server.Serve(r.listener)
+	} else {
+		go r.server.ServeTLS(r.listener, "", "")
+	}
+	t.Cleanup(func() { r.server.Close() })
+	return func(c tls.Certificate) {
+		certMu.Lock()
+		cert = &c
+		certMu.Unlock()
+	}
+}
+
+func orHandler(h, def http.Handler) http.Handler {
+	if h != nil {
+		return h
+	}
+	return def
+}
+
+// install serves the webhook's replicas behind their Service, installs
+// the CRD and writes two objects; raw installs the CRD as it is, without
+// waiting for it to be served, and writes none.
+func (s *setupState) install(t *testing.T, expose exposer, raw bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, r := range s.replicas {
+		setCert := s.start(t, r)
+		podIP := expose(t, s, r)
+		certFor := s.cert
+		if r.cert != nil {
+			certFor = r.cert
+		}
+		setCert(certFor(podIP))
+	}
 
 	crd := s.crd.DeepCopy()
+	if raw {
+		crds := apiextensionsclient.NewForConfigOrDie(sb.RESTConfig()).ApiextensionsV1().CustomResourceDefinitions()
+		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sb.DeleteCRD(context.Background(), crd.Name) })
+		// Wait for the API server's verdict on the CRD.
+		eventually(t, "a condition on CRD "+crd.Name, func() error {
+			got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Reason != "" && c.Reason != "Installing" && c.Reason != "NotAccepted" {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %v", got.Status.Conditions)
+		})
+		return
+	}
 	if s.storedAt != "" && s.storedAt != "v1" {
 		// v1alpha1 is the storage version while the objects are written.
 		crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = true, false
@@ -362,7 +433,7 @@ func (s *setupState) install(t *testing.T, expose exposer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.DeleteCRD(context.Background(), crd.Name) })
-	storedAt := orString(s.storedAt, "v1")
+	storedAt := orString(s.storedAt, crd.Spec.Versions[len(crd.Spec.Versions)-1].Name)
 	for i := range 2 {
 		spec := map[string]any{"size": int64(i + 1)}
 		if storedAt == "v1alpha1" {
@@ -375,7 +446,7 @@ func (s *setupState) install(t *testing.T, expose exposer) {
 			t.Fatalf("create %s: %v", obj.GetName(), err)
 		}
 	}
-	if storedAt != "v1" {
+	if storedAt != crd.Spec.Versions[len(crd.Spec.Versions)-1].Name {
 		if _, err := sb.InstallCRD(ctx, s.crd); err != nil { // v1 storage again
 			t.Fatal(err)
 		}
@@ -383,22 +454,27 @@ func (s *setupState) install(t *testing.T, expose exposer) {
 }
 
 // diagnose runs doctor as from inside the cluster: the pod network is
-// reachable (the test dials each pod IP's loopback listener).
-func (s *setupState) diagnose(t *testing.T) *doctor.Report {
+// reachable (the test dials each pod address's loopback listener).
+func (s *setupState) diagnose(t *testing.T, timeout time.Duration) *doctor.Report {
 	t.Helper()
 	clients, err := doctor.NewClients(sb.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	podAddr, local := s.podAddr, s.listener.Addr().String()
+	local := map[string]string{}
+	for _, r := range s.replicas {
+		local[r.podAddr] = r.listener.Addr().String()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	report, err := doctor.Run(ctx, clients, s.crd.Name, doctor.Options{Planned: s.planned, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr != podAddr {
-			return nil, fmt.Errorf("dial tcp %s: no route to host (not this set-up's pod)", addr)
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, local)
-	}})
+	report, err := doctor.Run(ctx, clients, s.crd.Name, doctor.Options{Planned: s.planned, Timeout: orDuration(timeout, 20*time.Second), DialTimeout: time.Second,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to, ok := local[addr]
+			if !ok {
+				return nil, fmt.Errorf("dial tcp %s: no route to host (not this set-up's pod)", addr)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, to)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,13 +482,14 @@ func (s *setupState) diagnose(t *testing.T) *doctor.Report {
 }
 
 // runCLI runs `hubspoke doctor` with the sandbox's kubeconfig, as from a
-// user's terminal with a proxy into the pod network, and checks its exit status
-// and first error.
-func (s *setupState) runCLI(t *testing.T, want string) {
+// user's terminal with a proxy into the pod network, and checks its exit
+// status and first error.
+func (s *setupState) runCLI(t *testing.T, want string, timeout time.Duration) {
 	t.Helper()
 	// The pod network is reached through the sandbox's proxy: a dial to a
 	// pod address from here must never leave loopback.
-	args := []string{"doctor", "--kubeconfig", sb.KubeconfigPath(), "--dial-timeout", "500ms", "--pod-network-proxy", sb.PodNetworkProxy(), "-o", "json", s.crd.Name}
+	args := []string{"doctor", "--kubeconfig", sb.KubeconfigPath(), "--dial-timeout", "1s", "--timeout", orDuration(timeout, 20*time.Second).String(),
+		"--pod-network-proxy", sb.PodNetworkProxy(), "-o", "json", s.crd.Name}
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	var got struct {
@@ -431,10 +508,13 @@ func (s *setupState) runCLI(t *testing.T, want string) {
 
 // reviewTap breaks a correct webhook's answers in one way.
 type reviewTap struct {
-	next     http.Handler
-	refuseTo string // fail reviews whose desiredAPIVersion is this
-	uid      string // answer with this uid
-	onlyV1   bool   // refuse apiextensions.k8s.io/v1beta1 reviews
+	next      http.Handler
+	refuseTo  string        // fail reviews whose desiredAPIVersion is this
+	uid       string        // answer with this uid
+	onlyV1    bool          // refuse apiextensions.k8s.io/v1beta1 reviews
+	dropBatch bool          // return one object less for a review of several
+	status    int           // answer this HTTP status and a text instead of a review
+	sleep     time.Duration // answer after this long
 }
 
 func (r *reviewTap) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -451,7 +531,13 @@ func (r *reviewTap) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		} `json:"request"`
 	}
 	_ = json.Unmarshal(body, &in)
+	if r.sleep > 0 {
+		time.Sleep(r.sleep)
+	}
 	switch {
+	case r.status != 0:
+		http.Error(w, "conversion failed: panic: assignment to entry in nil map", r.status)
+		return
 	case r.onlyV1 && in.APIVersion != "apiextensions.k8s.io/v1":
 		http.Error(w, "this webhook reads apiextensions.k8s.io/v1 ConversionReviews only", http.StatusBadRequest)
 		return
@@ -467,6 +553,17 @@ func (r *reviewTap) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	out := rec.body.Bytes()
 	if r.uid != "" {
 		out = bytes.Replace(out, []byte(`"uid":"`+in.Request.UID+`"`), []byte(`"uid":"`+r.uid+`"`), 1)
+	}
+	if r.dropBatch {
+		var rv map[string]any
+		if json.Unmarshal(out, &rv) == nil {
+			if resp, ok := rv["response"].(map[string]any); ok {
+				if objs, _ := resp["convertedObjects"].([]any); len(objs) > 1 {
+					resp["convertedObjects"] = objs[:len(objs)-1]
+					out, _ = json.Marshal(rv)
+				}
+			}
+		}
 	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
@@ -493,6 +590,13 @@ func (r *recorder) code() int {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
 
 func orString(s, def string) string {
 	if s == "" {
