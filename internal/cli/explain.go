@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/explain"
 )
@@ -178,29 +176,7 @@ func (o *explainOptions) list(w io.Writer) error {
 
 // checkOutput validates -o for the report commands (doctor, explain):
 // text, json or yaml, as kubectl spells them.
-func checkOutput(format string) error {
-	switch format {
-	case "text", "json", "yaml":
-		return nil
-	}
-	return usagef("-o %q: want text, json or yaml", format)
-}
-
-// writeStructured writes v as indented JSON, or as YAML (the same fields,
-// through sigs.k8s.io/yaml, as kubectl's -o yaml).
-func writeStructured(w io.Writer, format string, v any) error {
-	if format == "yaml" {
-		data, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func checkOutput(format string) error { return checkReportFormat(format, "") }
 
 func orDefault(s, def string) string {
 	if s == "" {
