@@ -153,6 +153,15 @@ func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation
 		return false, nil, nil
 	}
 	raw := o.rawOf(n)
+	// An exact value the destination version kept against this very
+	// value comes back first: the value it was converted to may have no
+	// form on the way back (toHub gives optional.none() for the hub's
+	// false), and it must not be kept aside as a new value.
+	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
+		return true, nil, wrapRuleErr(r, dst, err)
+	} else if ok {
+		return true, nil, move(o, r, src, dst, func(node) (node, error) { return node{raw: o.st.keep(v)}, nil })
+	}
 	fwd, name := r.toHub, "toHub"
 	if !toHub {
 		fwd, name = r.fromHub, "fromHub"

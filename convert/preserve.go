@@ -264,8 +264,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// jsonEqual compares two JSON values semantically (key order ignored,
-// numbers compared by their literal after compaction).
+// jsonEqual compares two JSON values semantically: key order ignored,
+// numbers equal when the API server writes them back the same
+// (apirules.SameNumber: 1.0 is 1), since it re-encodes every number it
+// stores.
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	da := json.NewDecoder(strings.NewReader(string(a)))
@@ -303,6 +305,9 @@ func equalValues(x, y any) bool {
 			}
 		}
 		return true
+	case json.Number:
+		b, ok := y.(json.Number)
+		return ok && apirules.SameNumber([]byte(a), []byte(b))
 	default:
 		return x == y
 	}

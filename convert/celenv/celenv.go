@@ -38,6 +38,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/cel/library"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
 )
@@ -253,7 +254,7 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%v is not a JSON number", f)
 		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
+		return apirules.AppendFloat(b, f), nil // as the API server writes it
 	case types.StringType:
 		return appendString(b, string(v.(types.String))), nil
 	case types.BytesType:
