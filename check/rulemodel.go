@@ -163,7 +163,7 @@ func isItem(s string) bool {
 // pointerSegments splits a JSON pointer (as schema.Fields gives them) into
 // its keys with convert's one path parser.
 func pointerSegments(p string) []string {
-	cp, err := convert.ParsePath(p)
+	cp, err := convert.ParsePointer(p)
 	if err != nil {
 		return nil
 	}

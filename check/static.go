@@ -88,12 +88,30 @@ func (s *static) crdChecks() {
 		}
 		if diffs := schemaDifferences(c); len(diffs) > 0 {
 			s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s: the API server converts by rewriting apiVersion only, and the versions' schemas differ (%s), so objects lose or break those fields when read through another version; use strategy Webhook", strategy, strings.Join(diffs, "; ")), Pos: c.Pos("/spec/conversion")})
+		} else if r, line := s.firstRule(); r != "" {
+			// Identical schemas are right with None, unless the rules
+			// change objects: then only a webhook runs them.
+			s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s: the API server converts by rewriting apiVersion only and never calls a webhook, but the rule file changes objects between versions (rule %s at %s, ...), which only a webhook does; use strategy Webhook, or remove the rules", strategy, r, rulePos(s.rules, line)), Pos: c.Pos("/spec/conversion")})
 		}
 	case conv.Webhook == nil:
 		s.add(Finding{Check: CheckStrategy, Message: "spec.conversion.webhook is missing", Pos: c.Pos("/spec/conversion")})
 	case !slices.Contains(conv.Webhook.ConversionReviewVersions, "v1"):
 		s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.webhook.conversionReviewVersions %v does not include v1", conv.Webhook.ConversionReviewVersions), Pos: c.Pos("/spec/conversion/webhook/conversionReviewVersions")})
 	}
+}
+
+// firstRule names the first rule of the rule file (and its line), or ""
+// when there is no rule file or it has no rule.
+func (s *static) firstRule() (string, int) {
+	if s.rules == nil {
+		return "", 0
+	}
+	for _, sp := range s.rules.Spokes {
+		for _, r := range rulesOf(sp) {
+			return r.Name(), r.Line
+		}
+	}
+	return "", 0
 }
 
 // schemaDifferences lists (at most 5) the fields whose schema differs

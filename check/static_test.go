@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -202,4 +203,75 @@ func TestStaticPositions(t *testing.T) {
 		}
 	}
 	t.Fatalf("no domain finding for /spec/replicas:\n%s", textOf(r))
+}
+
+// twoVersionCRD is a CRD whose versions v1 and v2 have the same schema,
+// with the conversion stanza given.
+func twoVersionCRD(t testing.TB, conversion string) *schema.CRD {
+	t.Helper()
+	version := func(name string, storage bool) string {
+		return fmt.Sprintf(`  - name: %s
+    served: true
+    storage: %v
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              labels: {type: object, additionalProperties: {type: string}}
+`, name, storage)
+	}
+	crd, err := schema.Load("crd.yaml", []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
+  scope: Namespaced
+`+conversion+`  versions:
+`+version("v1", true)+version("v2", false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// TestStrategyNoneWithRules (issue 27, bug 7): identical schemas are right
+// with strategy None, but not when the rules change objects (here they
+// rename a map key): the API server never calls a webhook to run them.
+func TestStrategyNoneWithRules(t *testing.T) {
+	rules, err := convrules.Parse("rules.yaml", []byte(`apiVersion: hubspoke.dev/v1alpha1
+kind: Conversion
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  kind: Thing
+  hub: v1
+  spokes:
+  - version: v2
+    rules:
+    - rename: {from: 'spec.labels["old"]', to: 'spec.labels["new"]'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := twoVersionCRD(t, "  conversion: {strategy: None}\n")
+	var got []key
+	for _, f := range Static(none, rules).Findings {
+		if f.Check == CheckStrategy {
+			got = append(got, key{Check: f.Check, Severity: f.Severity})
+			if !strings.Contains(f.Message, "rule rename /spec/labels/old -> /spec/labels/new at rules.yaml:11") {
+				t.Errorf("message does not name the rule: %s", f.Message)
+			}
+		}
+	}
+	if diff := cmp.Diff([]key{{Check: CheckStrategy, Severity: SeverityError}}, got); diff != "" {
+		t.Errorf("strategy findings (-want +got):\n%s", diff)
+	}
+	// Without rules, identical schemas and None are correct.
+	if r := Static(none, nil); r.Errors() != 0 {
+		t.Errorf("no rules, strategy None, identical schemas:\n%s", textOf(r))
+	}
 }
