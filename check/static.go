@@ -281,18 +281,73 @@ func (s *static) pair(spoke, hub *schema.Version, rules []rule) {
 			pos = rulePos(s.rules, r.Line)
 		}
 		if r.From != nil {
-			if _, err := schema.LookupSegments(spoke.Structural, r.From); err != nil && !preservedBy(spoke.Structural, r.From) {
+			if err := fromExists(spoke.Structural, rules, i); err != nil {
 				s.add(Finding{Check: CheckRulePath, From: spoke.Name, Path: pointerOf(r.From), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), spoke.Name, err), Pos: pos})
 			}
 		}
 		if r.To != nil {
-			if _, err := schema.LookupSegments(hub.Structural, r.To); err != nil && !preservedBy(hub.Structural, r.To) {
+			if err := toExists(hub.Structural, rules, i); err != nil {
 				s.add(Finding{Check: CheckRulePath, From: hub.Name, Path: pointerOf(r.To), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), hub.Name, err), Pos: pos})
 			}
 		}
 	}
 	s.direction(spoke, hub, rules, true)
 	s.direction(hub, spoke, rules, false)
+}
+
+// A rule names its fields in the shape the object has when the rule runs:
+// the spoke's after the rules before it, the hub's before the inverses of
+// the rules after it. A field may exist only between rules (parts gathered
+// into one object before a join or a cel, a singleton list unwrapped in
+// two steps): fromExists and toExists check a rule's paths against that
+// shape, never against the final schemas alone.
+
+// fromExists reports why the spoke path of rules[i] names no field of the
+// object at that point of the chain, or nil: the path maps back through
+// the rules before it to a field of the spoke schema, or lies in what one
+// of them writes (a container it creates, a value it rewrites).
+func fromExists(spoke *schema.Node, rules []rule, i int) error {
+	p := rules[i].From
+	for j := i - 1; j >= 0; j-- {
+		if hasPrefix(rules[j].To, p) { // a container rule j writes into
+			return nil
+		}
+	}
+	m := mapPath(rules[:i], p, false)
+	if m.path == nil || m.rule != nil && !m.exact {
+		return nil // made by a rule from nothing (hubOnly), or inside its output
+	}
+	return existsIn(spoke, m.path)
+}
+
+// toExists is fromExists for the hub path of rules[i]: it maps forward
+// through the rules after it to a field of the hub schema, or lies in what
+// one of them reads (a container it takes apart, a value it rewrites).
+func toExists(hub *schema.Node, rules []rule, i int) error {
+	p := rules[i].To
+	for j := i + 1; j < len(rules); j++ {
+		if hasPrefix(rules[j].From, p) {
+			return nil
+		}
+	}
+	m := mapPath(rules[i+1:], p, true)
+	if m.path == nil || m.rule != nil {
+		return nil // dropped on purpose (spokeOnly), or read by a later rule
+	}
+	return existsIn(hub, m.path)
+}
+
+// existsIn reports why p names no field of root, or nil. Labels and
+// annotations exist in every version.
+func existsIn(root *schema.Node, p []string) error {
+	if len(p) == 3 && p[0] == "metadata" && (p[1] == "labels" || p[1] == "annotations") {
+		return nil
+	}
+	_, err := schema.LookupSegments(root, p)
+	if err != nil && preservedBy(root, p) {
+		return nil
+	}
+	return err
 }
 
 // direction walks every field of from, finds its counterpart in to, and

@@ -275,3 +275,113 @@ spec:
 		t.Errorf("no rules, strategy None, identical schemas:\n%s", textOf(r))
 	}
 }
+
+// crdOf builds a two-version CRD (v1alpha1, and v1 the hub) from the
+// properties of each version's spec.
+func crdOf(t testing.TB, spoke, hub string) *schema.CRD {
+	t.Helper()
+	version := func(name string, storage bool, props string) string {
+		return fmt.Sprintf(`  - name: %s
+    served: true
+    storage: %v
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+%s`, name, storage, props)
+	}
+	crd, err := schema.Load("crd.yaml", []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
+  scope: Namespaced
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: ["v1"]
+      clientConfig: {service: {name: hubspoke, namespace: hubspoke-system, path: /convert}}
+  versions:
+`+version("v1alpha1", false, spoke)+version("v1", true, hub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func rulesOfFile(t testing.TB, rules string) *convrules.File {
+	t.Helper()
+	f, err := convrules.Parse("rules.yaml", []byte(`apiVersion: hubspoke.dev/v1alpha1
+kind: Conversion
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  kind: Thing
+  hub: v1
+  spokes:
+  - version: v1alpha1
+    rules:
+`+rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestRulePathsBetweenRules (issue 27, bug 5): a rule names fields in the
+// shape the object has when it runs, which may exist only between rules:
+// parts gathered into one object before a join (the pattern rules.md
+// recommends), a singleton list inside a singleton list unwrapped in two
+// steps. None is a rule-path error; a typo still is.
+func TestRulePathsBetweenRules(t *testing.T) {
+	tests := []struct {
+		name, spoke, hub, rules string
+		want                    []key
+	}{
+		{
+			name:  "parts gathered before a join",
+			spoke: "              repository: {type: string}\n              tag: {type: string}\n",
+			hub:   "              image: {type: string}\n",
+			rules: `    - rename: {from: spec.repository, to: spec.image.repository}
+    - rename: {from: spec.tag, to: spec.image.tag}
+    - join: {from: spec.image, pattern: "{repository}:{tag}"}
+`,
+		},
+		{
+			name:  "a list in a list unwrapped in two steps",
+			spoke: "              homes: {type: array, items: {type: array, items: {type: string}}}\n",
+			hub:   "              home: {type: string}\n",
+			rules: `    - listToItem: {from: spec.homes, to: spec.homeList}
+    - listToItem: {from: spec.homeList, to: spec.home}
+`,
+		},
+		{
+			name:  "a typo is still an error",
+			spoke: "              repository: {type: string}\n              tag: {type: string}\n",
+			hub:   "              image: {type: string}\n",
+			rules: `    - rename: {from: spec.repositroy, to: spec.image.repository}
+    - rename: {from: spec.tag, to: spec.image.tag}
+    - join: {from: spec.image, pattern: "{repository}:{tag}"}
+`,
+			want: []key{{Check: CheckRulePath, From: "v1alpha1", Path: "/spec/repositroy", Severity: SeverityError}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Static(crdOf(t, tt.spoke, tt.hub), rulesOfFile(t, tt.rules))
+			var got []key
+			for _, k := range keysOf(r) {
+				if k.Check == CheckRulePath {
+					got = append(got, k)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rule-path findings (-want +got):\n%s\n%s", diff, textOf(r))
+			}
+		})
+	}
+}
