@@ -3,6 +3,8 @@ package convert
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // A Rule maps one aspect of a spoke version to the hub. Rules are written in
@@ -71,7 +73,17 @@ func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fr
 // move takes the value at src to dst. Missing stays missing; a null or zero
 // value moves as it is. Parents of src that the move empties are removed
 // below the paths' common prefix, mirroring the parents created for dst.
+//
+// A label or annotation is in every version: one the destination already
+// holds is kept in the preserved annotation (owned by the version the
+// object leaves) before it is overwritten, and one the source empties is
+// restored from there.
 func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	_, _, srcMeta := src.metaEntry()
+	_, _, dstMeta := dst.metaEntry()
+	if srcMeta || dstMeta {
+		return moveMeta(o, r, src, dst, srcMeta, dstMeta, conv)
+	}
 	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) >= len(src.segs)-1 {
 		return moveWithin(o, r, src, dst, conv)
 	}
@@ -100,6 +112,62 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 		return wrapRuleErr(r, dst, err)
 	}
 	return wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// moveMeta is move where src or dst is a label or an annotation.
+func moveMeta(o *Object, r Rule, src, dst Path, srcMeta, dstMeta bool, conv func(node) (node, error)) error {
+	n, err := o.lookup(src)
+	if err != nil || n == nil {
+		return wrapRuleErr(r, src, err)
+	}
+	v := *n
+	if conv != nil && !v.isNull() {
+		if v, err = conv(v); err != nil {
+			return err
+		}
+	}
+	if dstMeta {
+		if err := checkMetaValue(dst, v); err != nil {
+			return ruleErr(r, dst, "%v", err)
+		}
+	}
+	if d, err := o.lookup(dst); err != nil {
+		return wrapRuleErr(r, dst, err)
+	} else if d != nil && !(dstMeta && src.Equal(dst)) {
+		if !dstMeta {
+			return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
+		}
+		// The object's own label: kept, to come back with it.
+		if err := o.keepField(o.from, dst, o.st.keep(o.rawOf(d))); err != nil {
+			return wrapRuleErr(r, dst, err)
+		}
+	}
+	if !src.Equal(dst) {
+		if _, _, err := o.del(src); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+	}
+	if err := o.set(dst, v); err != nil {
+		return wrapRuleErr(r, dst, err)
+	}
+	if srcMeta && !src.Equal(dst) {
+		// The label this version had before the rule wrote it.
+		if kept, ok, err := o.takeField(o.to, src); err != nil {
+			return wrapRuleErr(r, src, err)
+		} else if ok {
+			if err := o.set(src, node{raw: o.st.keep(kept)}); err != nil {
+				return wrapRuleErr(r, src, err)
+			}
+		}
+	}
+	if field, _, _ := dst.metaEntry(); field == "annotations" {
+		if size, err := o.whole().annotationsSize(); err != nil {
+			return wrapRuleErr(r, dst, err)
+		} else if size > apirules.MaxAnnotationsBytes {
+			return ruleErr(r, dst, "writing the annotation grows metadata.annotations to %d bytes, over the API server's limit of %d bytes", size, apirules.MaxAnnotationsBytes)
+		}
+	}
+	return wrapRuleErr(r, src, o.pruneEmpty(src, max(commonPrefixLen(src, dst), 1)))
 }
 
 // moveWithin is move for two keys of one object (or one key): the value
@@ -183,6 +251,12 @@ func checkPair(kind string, from, to Path) (Path, Path, error) {
 	}
 	if !from.Equal(to) && (from.HasPrefix(to) || to.HasPrefix(from)) {
 		return Path{}, Path{}, fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
+	}
+	if n := len(from.scope); n > 0 && from.scope[n-1].sel.kind == selTree && !from.Equal(to) {
+		st := from.scope[n-1]
+		if k := st.segs[len(st.segs)-1]; len(from.segs) > 0 && from.segs[0] == k || len(to.segs) > 0 && to.segs[0] == k {
+			return Path{}, Path{}, fmt.Errorf("%s: %s and %s change %q, the key under which the items of [**] hold their children, so the tree would not be the same on both sides", kind, from, to, k)
+		}
 	}
 	return from.innerPath(), to.innerPath(), nil
 }

@@ -52,6 +52,11 @@ const PerCallLimit = celconfig.PerCallLimit
 // Self is the variable bound to the value of the rule's source field.
 const Self = "self"
 
+// Object is the variable bound to the whole object, as the rules before
+// the running one left it (without the preserved annotation): read-only
+// context such as metadata.namespace or a label.
+const Object = "object"
+
 type compiler struct {
 	once sync.Once
 	env  *cel.Env
@@ -68,7 +73,16 @@ func (c *compiler) init() {
 		base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 		set, err := base.Extend(environment.VersionedOptions{
 			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []cel.EnvOption{cel.Variable(Self, cel.DynType)},
+			EnvOptions: []cel.EnvOption{
+				cel.Variable(Self, cel.DynType),
+				cel.Variable(Object, cel.DynType),
+				cel.Function("fail",
+					cel.Overload("fail_string", []*cel.Type{cel.StringType}, cel.DynType,
+						cel.UnaryBinding(func(msg ref.Val) ref.Val {
+							s, _ := msg.(types.String)
+							return types.WrapErr(&convert.Refusal{Message: string(s)})
+						}))),
+			},
 		})
 		if err != nil {
 			c.err = err
@@ -97,21 +111,53 @@ func (c *compiler) Compile(expr string) (convert.CELExpression, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling %q: %w", expr, err)
 	}
-	return &expression{src: expr, prog: prog}, nil
+	x := &expression{src: expr, prog: prog}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		if r.Name == Object {
+			x.usesObject = true
+		}
+	}
+	return x, nil
 }
 
 type expression struct {
-	src  string
-	prog cel.Program
+	src        string
+	prog       cel.Program
+	usesObject bool
 }
 
+// UsesObject reports whether the expression reads the variable object.
+func (x *expression) UsesObject() bool { return x.usesObject }
+
 // Eval decodes self, evaluates the expression and encodes the result.
-func (x *expression) Eval(self []byte) ([]byte, error) {
+func (x *expression) Eval(self []byte) ([]byte, error) { return x.EvalContext(self, nil) }
+
+// EvalContext is Eval with object bound to the JSON of the whole object
+// (nil: unbound); its preserved annotation is left out.
+func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
 	v, err := decode(self)
 	if err != nil {
 		return nil, err
 	}
-	out, det, err := x.prog.Eval(map[string]any{Self: adapter{}.NativeToValue(v)})
+	vars := map[string]any{Self: adapter{}.NativeToValue(v)}
+	if object != nil {
+		ov, err := decode(object)
+		if err != nil {
+			return nil, fmt.Errorf("object: %w", err)
+		}
+		if o, _ := ov.(map[string]any); o == nil {
+			return nil, fmt.Errorf("object is not a JSON object")
+		} else if md, ok := o["metadata"].(map[string]any); ok {
+			if an, ok := md["annotations"].(map[string]any); ok {
+				delete(an, convert.PreservedAnnotation)
+				if len(an) == 0 {
+					delete(md, "annotations")
+				}
+			}
+		}
+		vars[Object] = adapter{}.NativeToValue(ov)
+	}
+	out, det, err := x.prog.Eval(vars)
 	if err != nil {
 		if det != nil {
 			if cost := det.ActualCost(); cost != nil && *cost > PerCallLimit {

@@ -191,8 +191,8 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct{ name, rules, want string }{
 		{"compile error", "    - cel: {from: spec.a, toHub: 'self +', fromHub: self}\n",
 			`f.yaml:11:34: spec.spokes[0].rules[0].cel.toHub: compiling "self +": ERROR: <input>:1:7: Syntax error`},
-		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: object.spec\n",
-			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "object.spec": ERROR: <input>:1:1: undeclared reference to 'object'`},
+		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: obj.spec\n",
+			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "obj.spec": ERROR: <input>:1:1: undeclared reference to 'obj'`},
 		{"one direction", "    - cel: {from: spec.a, toHub: self}\n", `f.yaml:11:12: spec.spokes[0].rules[0].cel.fromHub: missing; both directions are required`},
 		{"bad otherwise", "    - cel: {from: spec.a, toHub: self, fromHub: self, otherwise: drop}\n", `f.yaml:11:66: spec.spokes[0].rules[0].cel.otherwise: cel spec.a: otherwise must be fail or keep, got "drop"`},
 		{"metadata", "    - cel: {from: metadata.name, toHub: self, fromHub: self}\n", `spec.spokes[0].rules[0].cel: cel: from: path metadata.name`},

@@ -35,7 +35,7 @@ func TestLoadErrors(t *testing.T) {
 		{"missing hub", strings.Replace(head, "  hub: v1\n", "", 1), "spec.hub: missing"},
 		{"unknown rule", head + "    - frobnicate: {from: spec.a}\n", `f.yaml:11:7: spec.spokes[0].rules[0]: unknown rule kind "frobnicate"`},
 		{"two keys", head + "    - rename: {from: spec.a, to: spec.b}\n      enum: {}\n", "f.yaml:11:7: spec.spokes[0].rules[0]: a rule is a mapping with exactly one key"},
-		{"unknown param", head + "    - rename: {from: spec.a, too: spec.b}\n", "f.yaml:11:30: spec.spokes[0].rules[0].rename.too: unknown field (allowed: from, to)"},
+		{"unknown param", head + "    - rename: {from: spec.a, too: spec.b}\n", "f.yaml:11:30: spec.spokes[0].rules[0].rename.too: unknown field (allowed: from, to, when, restore, dropIfEmpty)"},
 		{"rename without to", head + "    - rename: {from: spec.a}\n", "spec.spokes[0].rules[0].rename.to: missing"},
 		{"bad path", head + "    - rename: {from: spec..a, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec..a": empty segment`},
 		{"metadata path", head + "    - rename: {from: metadata.name, to: spec.b}\n", "f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: from: path metadata.name: the API server restores metadata"},
