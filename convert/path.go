@@ -384,6 +384,35 @@ func (p Path) SchemaSegments() []string {
 	return append(out, segs...)
 }
 
+// TreeSegments is SchemaSegments with each tree selector ([**]) unrolled
+// depth times: spec.routes[**].t at depth 0 is spec, routes, *, t; at
+// depth 1 spec, routes, *, routes, *, t (a route's child route). It
+// reports false for a path without a tree selector.
+func (p Path) TreeSegments(depth int) ([]string, bool) {
+	var out []string
+	tree := false
+	for _, st := range p.scope {
+		out = append(out, st.segs...)
+		switch st.sel.kind {
+		case selValues:
+			out = append(out, "{}")
+		case selTree:
+			tree = true
+			out = append(out, "*")
+			for range depth {
+				out = append(out, st.segs[len(st.segs)-1], "*")
+			}
+		default:
+			out = append(out, "*")
+		}
+	}
+	segs := p.segs
+	if p.inner {
+		segs = segs[1:]
+	}
+	return append(out, segs...), tree
+}
+
 // HasSelectors reports whether the path goes through a list or a map.
 func (p Path) HasSelectors() bool { return len(p.scope) > 0 }
 

@@ -119,6 +119,12 @@ func (q quantityConv) text(form QuantityForm, n node) (string, error) {
 	switch form {
 	case QuantityString:
 		s, ok := stringOf(n)
+		if k := n.kind(); !ok && (k == '-' || k >= '0' && k <= '9') {
+			// A Quantity field is int-or-string: a number is the
+			// quantity its literal spells (written back as a string,
+			// so kept exact).
+			s, ok = string(n.raw), true
+		}
 		if !ok {
 			return "", fmt.Errorf("value %s is %s, not a quantity string", compact(n.raw), describe(n))
 		}

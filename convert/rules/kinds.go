@@ -250,9 +250,13 @@ func buildEnum(b *build) error {
 		v.HubOnly = append(v.HubOnly, convert.EnumPair{Hub: p[0], Spoke: p[1]})
 		hubValues[plainOf(p[0])] = plainOf(p[1])
 	}
+	// values and hubValues spell each value plainly (a string's content,
+	// a number's literal); pairs and hubPairs as JSON, with their types.
 	b.spec.Params["values"] = values
+	b.spec.Params["pairs"] = pairs
 	if len(hubValues) > 0 {
 		b.spec.Params["hubValues"] = hubValues
+		b.spec.Params["hubPairs"] = hubPairs
 	}
 	return b.done(convert.EnumWith(b.spec.From, b.spec.To, v))
 }
