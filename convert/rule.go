@@ -117,8 +117,31 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 // moveMeta is move where src or dst is a label or an annotation.
 func moveMeta(o *Object, r Rule, src, dst Path, srcMeta, dstMeta bool, conv func(node) (node, error)) error {
 	n, err := o.lookup(src)
-	if err != nil || n == nil {
+	if err != nil {
 		return wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		if dstMeta && !src.Equal(dst) {
+			// The object's own label, which the other version would read
+			// as the field: kept aside, to come back with the object.
+			if d, err := o.lookup(dst); err != nil {
+				return wrapRuleErr(r, dst, err)
+			} else if d != nil {
+				if err := o.keepField(o.from, dst, o.st.keep(o.rawOf(d))); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+				if _, _, err := o.del(dst); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+				if err := o.pruneEmpty(dst, 1); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+			}
+		}
+		if srcMeta && !src.Equal(dst) {
+			return wrapRuleErr(r, src, restoreMeta(o, src))
+		}
+		return nil
 	}
 	v := *n
 	if conv != nil && !v.isNull() {
@@ -151,13 +174,8 @@ func moveMeta(o *Object, r Rule, src, dst Path, srcMeta, dstMeta bool, conv func
 		return wrapRuleErr(r, dst, err)
 	}
 	if srcMeta && !src.Equal(dst) {
-		// The label this version had before the rule wrote it.
-		if kept, ok, err := o.takeField(o.to, src); err != nil {
+		if err := restoreMeta(o, src); err != nil {
 			return wrapRuleErr(r, src, err)
-		} else if ok {
-			if err := o.set(src, node{raw: o.st.keep(kept)}); err != nil {
-				return wrapRuleErr(r, src, err)
-			}
 		}
 	}
 	if field, _, _ := dst.metaEntry(); field == "annotations" {
@@ -168,6 +186,16 @@ func moveMeta(o *Object, r Rule, src, dst Path, srcMeta, dstMeta bool, conv func
 		}
 	}
 	return wrapRuleErr(r, src, o.pruneEmpty(src, max(commonPrefixLen(src, dst), 1)))
+}
+
+// restoreMeta puts back the label or annotation at p that the version the
+// object is converted to had before a rule wrote over it or set it aside.
+func restoreMeta(o *Object, p Path) error {
+	kept, ok, err := o.takeField(o.to, p)
+	if err != nil || !ok {
+		return err
+	}
+	return o.set(p, node{raw: o.st.keep(kept)})
 }
 
 // moveWithin is move for two keys of one object (or one key): the value
