@@ -52,6 +52,11 @@ const PerCallLimit = celconfig.PerCallLimit
 // Self is the variable bound to the value of the rule's source field.
 const Self = "self"
 
+// lazySize is the size of a JSON object from which self is read lazily,
+// member by member as the expression reads them, rather than decoded
+// whole.
+const lazySize = 512
+
 // Object is the variable bound to the whole object, as the rules before
 // the running one left it (without the preserved annotation): read-only
 // context such as metadata.namespace or a label.
@@ -135,27 +140,36 @@ func (x *expression) Eval(self []byte) ([]byte, error) { return x.EvalContext(se
 // EvalContext is Eval with object bound to the JSON of the whole object
 // (nil: unbound); its preserved annotation is left out.
 func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
-	v, err := decode(self)
-	if err != nil {
-		return nil, err
+	var sv ref.Val
+	switch {
+	case object != nil && len(self) == len(object) && &self[0] == &object[0]:
+		// self is the whole object (a when or derive of a rule without
+		// selectors): read lazily, as object is.
+		v, err := objectValue(self)
+		if err != nil {
+			return nil, err
+		}
+		sv = v
+	case len(self) > lazySize:
+		v, err := lazyValue(self)
+		if err != nil {
+			return nil, err
+		}
+		sv = v
+	default:
+		v, err := decode(self)
+		if err != nil {
+			return nil, err
+		}
+		sv = adapter{}.NativeToValue(v)
 	}
-	vars := map[string]any{Self: adapter{}.NativeToValue(v)}
+	vars := map[string]any{Self: sv}
 	if object != nil {
-		ov, err := decode(object)
+		ov, err := objectValue(object)
 		if err != nil {
 			return nil, fmt.Errorf("object: %w", err)
 		}
-		if o, _ := ov.(map[string]any); o == nil {
-			return nil, fmt.Errorf("object is not a JSON object")
-		} else if md, ok := o["metadata"].(map[string]any); ok {
-			if an, ok := md["annotations"].(map[string]any); ok {
-				delete(an, convert.PreservedAnnotation)
-				if len(an) == 0 {
-					delete(md, "annotations")
-				}
-			}
-		}
-		vars[Object] = adapter{}.NativeToValue(ov)
+		vars[Object] = ov
 	}
 	out, det, err := x.prog.Eval(vars)
 	if err != nil {
