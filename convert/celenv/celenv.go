@@ -5,6 +5,12 @@
 // the same per-call cost limit and the same estimator, at the compatibility
 // version the API server uses for new expressions.
 //
+// Expressions see self, the value of the rule's field, and object, the
+// whole object as the rules before left it (read lazily: only the members
+// an expression reads are decoded); fail("message") refuses a value with
+// that message (a convert.Refusal). Numbers come out as the API server
+// writes them (apirules.AppendFloat).
+//
 // It is kept out of package convert because the Kubernetes CEL libraries
 // link net/http. The hubspoke binaries link it; a program of your own that
 // loads rule files with cel rules links it with
