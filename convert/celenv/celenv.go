@@ -47,6 +47,7 @@ import (
 	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 func init() { rules.RegisterCEL(Compiler()) }
@@ -147,17 +148,25 @@ func (x *expression) Eval(self []byte) ([]byte, error) { return x.EvalContext(se
 // (nil: unbound); its preserved annotation is left out.
 func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
 	var sv ref.Val
+	var doc *jsonscan.Scanner
+	if object != nil {
+		var done func()
+		doc, done = newDoc(object)
+		defer done()
+	}
 	switch {
-	case object != nil && len(self) == len(object) && &self[0] == &object[0]:
+	case doc != nil && len(self) == len(object) && &self[0] == &object[0]:
 		// self is the whole object (a when or derive of a rule without
 		// selectors): read lazily, as object is.
-		v, err := objectValue(self)
+		v, err := objectValue(doc)
 		if err != nil {
 			return nil, err
 		}
 		sv = v
 	case len(self) > lazySize:
-		v, err := lazyValue(self)
+		sdoc, done := newDoc(self)
+		defer done()
+		v, err := valueAt(sdoc, 0, inside)
 		if err != nil {
 			return nil, err
 		}
@@ -170,8 +179,8 @@ func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
 		sv = adapter{}.NativeToValue(v)
 	}
 	vars := map[string]any{Self: sv}
-	if object != nil {
-		ov, err := objectValue(object)
+	if doc != nil {
+		ov, err := objectValue(doc)
 		if err != nil {
 			return nil, fmt.Errorf("object: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 
 	"github.com/hubspoke/hubspoke/convert"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 // lazyObject is a CEL map over the raw JSON of an object (valid, as the
@@ -21,10 +22,34 @@ import (
 // size, equality, conversion) decodes it once, into the sorted map every
 // decoded object is.
 type lazyObject struct {
-	raw  []byte
-	role role // where it is in the object context
-	once sync.Once
-	full ref.Val
+	doc        *jsonscan.Scanner // the document, with its stop bits
+	start, end int               // the object in doc.Data; end -1 until needed
+	role       role              // where it is in the object context
+	once       sync.Once
+	full       ref.Val
+}
+
+// raw returns the JSON of the object.
+func (o *lazyObject) raw() []byte {
+	if o.end < 0 {
+		o.end, _ = o.doc.SkipTrusted(o.start, 0)
+	}
+	return o.doc.Data[o.start:o.end]
+}
+
+// docs pools the scanners of lazily read documents: one an evaluation,
+// given back when it is done (nothing of it outlives the evaluation).
+var docs = sync.Pool{New: func() any { return new(jsonscan.Scanner) }}
+
+// newDoc returns a scanner of raw (valid JSON), and the function that
+// gives it back.
+func newDoc(raw []byte) (*jsonscan.Scanner, func()) {
+	s := docs.Get().(*jsonscan.Scanner)
+	s.Reset(raw)
+	return s, func() {
+		s.Trim()
+		docs.Put(s)
+	}
 }
 
 // role says where a lazyObject is in the object context, whose preserved
@@ -54,23 +79,25 @@ func (r role) hidden(key string) bool { return r == annotations && key == conver
 
 // objectValue returns the whole object raw (valid JSON) as the CEL value
 // of the variable object: lazily, without the preserved annotation.
-func objectValue(raw []byte) (ref.Val, error) { return lazyValueAs(raw, root) }
+func objectValue(doc *jsonscan.Scanner) (ref.Val, error) { return valueAt(doc, 0, root) }
 
 var (
 	_ traits.Mapper = (*lazyObject)(nil)
 	_ ref.Val       = (*lazyObject)(nil)
 )
 
-// lazyValue returns raw (valid JSON) as a CEL value: an object lazily,
-// anything else decoded.
-func lazyValue(raw []byte) (ref.Val, error) { return lazyValueAs(raw, inside) }
-
-func lazyValueAs(raw []byte, r role) (ref.Val, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '{' {
-		return &lazyObject{raw: raw, role: r}, nil
+// valueAt returns the value at doc.Data[i] as a CEL value: an object
+// lazily, anything else decoded; r is the role of an object.
+func valueAt(doc *jsonscan.Scanner, i int, r role) (ref.Val, error) {
+	i = skipSpace(doc.Data, i)
+	if i < len(doc.Data) && doc.Data[i] == '{' {
+		return &lazyObject{doc: doc, start: i, end: -1, role: r}, nil
 	}
-	v, err := decode(raw)
+	end, err := doc.SkipTrusted(i, 0)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decode(doc.Data[i:end])
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +107,7 @@ func lazyValueAs(raw []byte, r role) (ref.Val, error) {
 // whole decodes the object once.
 func (o *lazyObject) whole() ref.Val {
 	o.once.Do(func() {
-		v, err := decode(o.raw)
+		v, err := decode(o.raw())
 		if err != nil {
 			o.full = types.NewErr("object: %v", err)
 			return
@@ -106,11 +133,11 @@ func (o *lazyObject) Find(key ref.Val) (ref.Val, bool) {
 	if !ok || o.role.hidden(string(k)) {
 		return nil, false
 	}
-	v, found := member(o.raw, string(k))
+	v, found := o.member(string(k))
 	if !found {
 		return nil, false
 	}
-	val, err := lazyValueAs(v, o.role.child(string(k)))
+	val, err := valueAt(o.doc, v, o.role.child(string(k)))
 	if err != nil {
 		return types.NewErr("object: %v", err), true
 	}
@@ -180,28 +207,32 @@ func hidePreserved(v any, r role) {
 	}
 }
 
-// member returns the raw value of the member key of the object raw
-// (valid JSON), reading members only up to it; the last one when the key
-// is there twice, as the API server reads it.
-func member(raw []byte, key string) ([]byte, bool) {
-	i := skipSpace(raw, 1) // after '{'
-	var found []byte
-	ok := false
-	for i < len(raw) && raw[i] == '"' {
-		kEnd := stringEnd(raw, i)
-		k := raw[i:kEnd]
-		i = skipSpace(raw, kEnd)
-		i = skipSpace(raw, i+1) // ':'
-		vEnd := valueEnd(raw, i)
-		if keyIs(k, key) {
-			found, ok = raw[i:vEnd], true
+// member returns where the value of member key starts, reading the
+// members before it only (the first of duplicate keys, as the engine's
+// rules read them).
+func (o *lazyObject) member(key string) (int, bool) {
+	d := o.doc.Data
+	i := skipSpace(d, o.start+1) // after '{'
+	for i < len(d) && d[i] == '"' {
+		kEnd, err := o.doc.SkipTrusted(i, 0)
+		if err != nil {
+			return 0, false
 		}
-		i = skipSpace(raw, vEnd)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		k := d[i:kEnd]
+		i = skipSpace(d, kEnd)
+		i = skipSpace(d, i+1) // ':'
+		if keyIs(k, key) {
+			return i, true
+		}
+		if i, err = o.doc.SkipTrusted(i, 0); err != nil {
+			return 0, false
+		}
+		i = skipSpace(d, i)
+		if i < len(d) && d[i] == ',' {
+			i = skipSpace(d, i+1)
 		}
 	}
-	return found, ok
+	return 0, false
 }
 
 // keyIs reports whether the quoted key k is key.
@@ -221,54 +252,5 @@ func skipSpace(d []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the offset after the string starting at d[i].
-func stringEnd(d []byte, i int) int {
-	for j := i + 1; j < len(d); {
-		k := bytes.IndexAny(d[j:], `"\`)
-		if k < 0 {
-			return len(d)
-		}
-		j += k
-		if d[j] == '\\' {
-			j += 2
-			continue
-		}
-		return j + 1
-	}
-	return len(d)
-}
-
-// valueEnd returns the offset after the value starting at d[i].
-func valueEnd(d []byte, i int) int {
-	if i >= len(d) {
-		return i
-	}
-	switch d[i] {
-	case '"':
-		return stringEnd(d, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(d); j++ {
-			switch d[j] {
-			case '"':
-				j = stringEnd(d, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(d)
-	}
-	j := i
-	for j < len(d) && d[j] != ',' && d[j] != '}' && d[j] != ']' && d[j] != ' ' && d[j] != '\t' && d[j] != '\n' && d[j] != '\r' {
-		j++
-	}
-	return j
-}
-
 // String is for error messages.
-func (o *lazyObject) String() string { return fmt.Sprintf("%.60s", o.raw) }
+func (o *lazyObject) String() string { return fmt.Sprintf("%.60s", o.raw()) }
