@@ -221,3 +221,46 @@ func TestKindsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeKeys: YAML merge keys in rule files, as Kubernetes' YAML reader
+// takes them: a rule shared by anchor and merged into another that
+// overrides what differs; a key of the mapping wins over a merged one, an
+// earlier merged mapping over a later one; errors at the merged key's own
+// line.
+func TestMergeKeys(t *testing.T) {
+	f, err := rules.Parse("f.yaml", []byte(head+`    - duration: &d {from: spec.timeout, to: spec.timeoutSeconds, unit: s, round: floor, spoke: string}
+    - duration:
+        <<: *d
+        from: spec.interval
+        to: spec.intervalSeconds
+    - duration:
+        <<: [{unit: ms}, *d]
+        from: spec.delay
+        to: spec.delayMillis
+    - <<: {rename: {from: spec.a, to: spec.b}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range f.Spokes[0].Rules {
+		got = append(got, r.Rule.String())
+	}
+	want := []string{
+		"duration spec.timeout -> spec.timeoutSeconds (unit s, round floor, spoke string)",
+		"duration spec.interval -> spec.intervalSeconds (unit s, round floor, spoke string)",
+		"duration spec.delay -> spec.delayMillis (unit ms, round floor, spoke string)",
+		"rename spec.a -> spec.b",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	_, err = rules.Parse("f.yaml", []byte(head+"    - rename: &r {from: spec.a, to: spec.b}\n    - rename: {<<: *r, too: spec.c}\n"))
+	if err == nil || !strings.Contains(err.Error(), "f.yaml:12:24: spec.spokes[0].rules[1].rename.too: unknown field") {
+		t.Errorf("error %v, want the unknown field at its own line", err)
+	}
+	_, err = rules.Parse("f.yaml", []byte(head+"    - rename: {from: spec.a, from: spec.b, to: spec.c}\n"))
+	if err == nil || !strings.Contains(err.Error(), "rename.from: set twice") {
+		t.Errorf("error %v, want a key set twice", err)
+	}
+}
