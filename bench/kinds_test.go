@@ -189,3 +189,38 @@ func BenchmarkKindsSpeedup(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKindsTiny converts one tiny object (its metadata's name, and
+// the case's field) with each case's rules: the cost of a rule kind with
+// next to nothing else to read or write, the shape of the declarative
+// peer's per-strategy benchmark (which, unlike this one, leaves the JSON
+// decoding and encoding out).
+func BenchmarkKindsTiny(b *testing.B) {
+	for _, k := range kindCases {
+		c := kindRules(b, k)
+		for _, d := range directions {
+			field, size := k.spoke, `"replicas":3`
+			if d.from == "v1" {
+				field, size = k.hub, `"size":3`
+			}
+			if field != "" {
+				size += "," + field
+			}
+			labels := ""
+			if k.label != "" {
+				labels = `,"labels":{` + k.label + `}`
+			}
+			obj := []byte(`{"apiVersion":"example.com/` + d.from + `","kind":"Widget","metadata":{"name":"w","namespace":"ns"` + labels + `},"spec":{` + size + `}}`)
+			b.Run(fmt.Sprintf("kind=%s/dir=%s", k.name, d.name), func(b *testing.B) {
+				buf := make([]byte, 0, 4*len(obj))
+				var err error
+				b.ReportAllocs()
+				for b.Loop() {
+					if buf, err = c.Convert(buf[:0], obj, d.to); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

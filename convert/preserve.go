@@ -316,15 +316,24 @@ func (o *Object) flushPreserved() error {
 // writePreserved writes the annotation from o.pres.data and returns its
 // value and the size of the annotations with it.
 func (o *Object) writePreserved() ([]byte, int, error) {
-	inner, err := json.Marshal(o.pres.data) // maps marshal with sorted keys: deterministic
-	if err != nil {
-		return nil, 0, err
+	// As json.Marshal writes it (maps with sorted keys: deterministic),
+	// into scratch memory.
+	st := o.st
+	start := len(st.scratch)
+	buf, ok := appendPreserved(st.scratch, o.pres.data)
+	if !ok {
+		b, err := json.Marshal(o.pres.data)
+		if err != nil {
+			return nil, 0, err
+		}
+		buf = append(st.scratch[:start], b...)
 	}
-	value, err := json.Marshal(string(inner))
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := o.set(preservedPath, node{raw: o.st.keep(value)}); err != nil {
+	st.scratch = buf
+	inner := buf[start:len(buf):len(buf)]
+	vstart := len(st.scratch)
+	st.scratch = appendJSONString(st.scratch, inner)
+	value := st.scratch[vstart:len(st.scratch):len(st.scratch)]
+	if err := o.set(preservedPath, node{raw: value}); err != nil {
 		return nil, 0, &Error{Pointer: preservedPath.Pointer(), abs: true, Err: err}
 	}
 	size, err := o.annotationsSize()
