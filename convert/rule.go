@@ -79,10 +79,12 @@ func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fr
 // object leaves) before it is overwritten, and one the source empties is
 // restored from there.
 func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
-	_, _, srcMeta := src.metaEntry()
-	_, _, dstMeta := dst.metaEntry()
-	if srcMeta || dstMeta {
-		return moveMeta(o, r, src, dst, srcMeta, dstMeta, conv)
+	if len(src.segs) == 3 || len(dst.segs) == 3 { // a label or annotation is metadata.labels[k]
+		_, _, srcMeta := src.metaEntry()
+		_, _, dstMeta := dst.metaEntry()
+		if srcMeta || dstMeta {
+			return moveMeta(o, r, src, dst, srcMeta, dstMeta, conv)
+		}
 	}
 	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) >= len(src.segs)-1 {
 		return moveWithin(o, r, src, dst, conv)
