@@ -77,6 +77,45 @@ func toRat(v any) (*big.Rat, bool) {
 	return r, true
 }
 
+// sameNumber compares two numbers by value. A float64 holds only the
+// float64 nearest to the literal it was decoded from, so a float64 equals
+// a number whose float64 is the same (0.1 decoded as a float64 equals the
+// literal 0.1; 9007199254740993 decoded as an int64 equals it decoded as a
+// float64): the same bytes decoded by two decoders are equal. Two exact
+// numbers (literals, int64s) compare exactly.
+func sameNumber(a, b any) bool {
+	if x, ok := a.(json.Number); ok {
+		if y, ok := b.(json.Number); ok && x == y {
+			return true
+		}
+	}
+	_, fa := a.(float64)
+	_, fb := b.(float64)
+	if fa || fb {
+		x, oka := toFloat64(a)
+		y, okb := toFloat64(b)
+		return oka && okb && x == y
+	}
+	ra, oka := toRat(a)
+	rb, okb := toRat(b)
+	return oka && okb && ra.Cmp(rb) == 0
+}
+
+func toFloat64(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
 func isNumber(v any) bool {
 	switch v.(type) {
 	case json.Number, int64, int, float64:
@@ -158,14 +197,7 @@ func (d *differ) diff(a, b any, n *schema.Node, path []string) {
 		return
 	}
 	if isNumber(a) && isNumber(b) {
-		if x, ok := a.(json.Number); ok {
-			if y, ok := b.(json.Number); ok && x == y {
-				return
-			}
-		}
-		ra, oka := toRat(a)
-		rb, okb := toRat(b)
-		if !oka || !okb || ra.Cmp(rb) != 0 {
+		if !sameNumber(a, b) {
 			d.add(path)
 		}
 		return
@@ -293,7 +325,7 @@ func lookupPointer(v any, p string) (any, bool) {
 	if p == "" {
 		return v, true
 	}
-	cp, err := convert.ParsePath(p)
+	cp, err := convert.ParsePointer(p)
 	if err != nil {
 		return nil, false
 	}

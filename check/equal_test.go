@@ -1,7 +1,11 @@
 package check
 
 import (
+	"encoding/json"
+	"strconv"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
@@ -77,4 +81,43 @@ func FuzzDiffReflexive(f *testing.F) {
 
 func schemaExt(listType *string, keys []string) structuralschema.Extensions {
 	return structuralschema.Extensions{XListType: listType, XListMapKeys: keys}
+}
+
+// TestSameBytesAreEqual (issue 27, bug 6): the same JSON decoded by the
+// decoders the checker meets (exact literals, the API server's int64 or
+// float64, encoding/json's float64 for every number) is equal to itself
+// whichever two decodings are compared: a float64 holds the float nearest
+// the literal, and equals the literal's other decodings.
+func TestSameBytesAreEqual(t *testing.T) {
+	decoders := map[string]func([]byte) (any, error){
+		"exact": decodeJSON,
+		"api-server": func(b []byte) (any, error) {
+			m, err := schema.DecodeObject(b)
+			return any(m), err
+		},
+		"float64": func(b []byte) (any, error) {
+			var v any
+			return v, json.Unmarshal(b, &v)
+		},
+	}
+	lit := rapid.OneOf(
+		rapid.SampledFrom([]string{"0.1", "9007199254740993", "-6.854534149169922e-07", "1e21", "1.0", "-0", "123456789012345678901234567890", "0.30000000000000004", "1e-7"}),
+		rapid.Map(rapid.Int64(), func(i int64) string { return strconv.FormatInt(i, 10) }),
+		rapid.Map(rapid.Float64(), func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }),
+	)
+	rapid.Check(t, func(t *rapid.T) {
+		doc := []byte(`{"a":` + lit.Draw(t, "literal") + `}`)
+		for an, da := range decoders {
+			for bn, db := range decoders {
+				a, err1 := da(doc)
+				b, err2 := db(doc)
+				if err1 != nil || err2 != nil {
+					t.Skip()
+				}
+				if d := Diffs(a, b, nil); len(d) > 0 {
+					t.Fatalf("%s decoded %s as %#v, %s as %#v: Diffs says %v", an, doc, a.(map[string]any)["a"], bn, b.(map[string]any)["a"], d)
+				}
+			}
+		}
+	})
 }

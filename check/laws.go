@@ -289,7 +289,7 @@ func schemaPointer(n *schema.Node, p string) string {
 	if p == "" {
 		return ""
 	}
-	cp, err := convert.ParsePath(p)
+	cp, err := convert.ParsePointer(p)
 	if err != nil {
 		return genericPointer(p)
 	}

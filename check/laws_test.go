@@ -291,3 +291,23 @@ func hasKey(m map[string]any, k string) bool {
 	_, ok := m[k]
 	return ok
 }
+
+// TestDifferencesInListItems (issue 27, bug 4): a difference under a list
+// index is described by its values, and an empty object added inside an
+// item (a typed webhook's resources: {}) is the warning it is outside
+// lists, not "null becomes null".
+func TestDifferencesInListItems(t *testing.T) {
+	a := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "app", "image": "nginx:1"}}}}
+	b := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "app", "image": "nginx:2", "resources": map[string]any{}}}}}
+	var got []string
+	for _, f := range (&lawEnv{}).differences(a, b, nil) {
+		got = append(got, fmt.Sprintf("%s %s: %s [%s]", f.Severity, f.Path, f.Message, f.group))
+	}
+	want := []string{
+		`error /spec/containers/0/image: "nginx:1" becomes "nginx:2" [/spec/containers/*/image]`,
+		`warning /spec/containers/0/resources: an empty {} is added (harmless) [/spec/containers/*/resources]`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("differences (-want +got):\n%s", diff)
+	}
+}

@@ -27,6 +27,9 @@ type Report struct {
 	Generated []Generated `json:"generated,omitempty"`
 	// Ignored lists the findings silenced by Ignore, by pointer.
 	Ignored []Ignored `json:"ignored,omitempty"`
+	// Accepted lists the fields drop rules give up on purpose, with the
+	// reason each gives (acknowledgeLoss): accepted losses, not findings.
+	Accepted []Accepted `json:"accepted,omitempty"`
 	// Limit caps the findings WriteText prints per check and version pair
 	// (0: 10); the rest are counted. WriteJSON writes them all.
 	Limit int `json:"-"`
@@ -48,6 +51,17 @@ type Ignored struct {
 	Pointer  string `json:"pointer"`
 	Reason   string `json:"reason"`
 	Findings int    `json:"findings"`
+}
+
+// Accepted is a field a drop rule gives up on purpose: the version that
+// has it, the one that cannot hold it, the field, and why the loss is
+// acceptable.
+type Accepted struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Pointer string `json:"pointer"`
+	Reason  string `json:"reason"`
+	Pos     string `json:"pos,omitempty"`
 }
 
 // Ignore removes the findings at pointer (or below it; list indexes may be
@@ -102,6 +116,7 @@ func (r *Report) Merge(o *Report) {
 	r.Fixtures += o.Fixtures
 	r.Generated = append(r.Generated, o.Generated...)
 	r.Ignored = append(r.Ignored, o.Ignored...)
+	r.Accepted = append(r.Accepted, o.Accepted...)
 	if o.Seed != 0 {
 		r.Seed = o.Seed
 	}
@@ -193,6 +208,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, ig := range r.Ignored {
 		fmt.Fprintf(&b, "ignored %s (%s): %d findings\n", ig.Pointer, ig.Reason, ig.Findings)
 	}
+	for _, a := range r.Accepted {
+		pos := ""
+		if a.Pos != "" {
+			pos = " [" + a.Pos + "]"
+		}
+		fmt.Fprintf(&b, "accepted loss %s (%s -> %s): %s%s\n", a.Pointer, a.From, a.To, a.Reason, pos)
+	}
 	b.WriteString(r.Summary())
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
@@ -214,7 +236,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Seed      uint64      `json:"seed,omitempty"`
 		Generated []Generated `json:"generated"`
 		Ignored   []Ignored   `json:"ignored"`
-	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored}
+		Accepted  []Accepted  `json:"accepted,omitempty"`
+	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored, r.Accepted}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}

@@ -21,7 +21,19 @@ type rule struct {
 	From, To []string
 	Params   map[string]any
 	Line     int
+	// Conditional marks a rule with a when predicate: where it does not
+	// hold, the fields it names pass unchanged.
+	Conditional bool
+	// Unrolled marks a copy of a rule through a tree selector ([**]) at
+	// one depth below its list, for the field mapping; its paths are not
+	// checked against the schema (a schema holds the tree to some depth
+	// only).
+	Unrolled bool
 }
+
+// treeDepth is how deep the static checks follow a tree selector ([**]):
+// schemas spell out a tree to a few levels (they cannot recurse).
+const treeDepth = 8
 
 // Name renders the rule as "kind path" for messages.
 func (r rule) Name() string {
@@ -70,12 +82,20 @@ func rulesOf(sp convrules.SpokeSpec) []rule {
 				r.Params[k] = v
 			}
 		}
+		r.Conditional = rs.Params["when"] != nil
 		from, to := rs.From.Segments(), rs.To.Segments()
 		switch rs.Type {
 		case "hubOnly":
 			r.To = to
 		case "spokeOnly":
 			r.From = from
+		case "constant", "drop":
+			// A field of one side only, as hubOnly or spokeOnly.
+			if in, _ := rs.Params["in"].(string); in == "hub" {
+				r.To = to
+			} else {
+				r.From = from
+			}
 		case "funcs":
 			// A funcs rule may declare the fields its Go code owns
 			// (from: spoke fields, to: hub fields, as written): the static
@@ -88,6 +108,24 @@ func rulesOf(sp convrules.SpokeSpec) []rule {
 			r.From, r.To = from, to
 		}
 		out = append(out, r)
+		// A rule through a tree selector maps the tree's fields at every
+		// depth: one copy of it per depth below the first.
+		for d := 1; d <= treeDepth; d++ {
+			f, okf := rs.From.TreeSegments(d)
+			t, okt := rs.To.TreeSegments(d)
+			if !okf && !okt {
+				break
+			}
+			u := r
+			u.Unrolled = true
+			if u.From != nil {
+				u.From = f
+			}
+			if u.To != nil {
+				u.To = t
+			}
+			out = append(out, u)
+		}
 	}
 	return out
 }
@@ -163,7 +201,7 @@ func isItem(s string) bool {
 // pointerSegments splits a JSON pointer (as schema.Fields gives them) into
 // its keys with convert's one path parser.
 func pointerSegments(p string) []string {
-	cp, err := convert.ParsePath(p)
+	cp, err := convert.ParsePointer(p)
 	if err != nil {
 		return nil
 	}

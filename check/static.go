@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	convrules "github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/schema"
 )
@@ -88,12 +89,30 @@ func (s *static) crdChecks() {
 		}
 		if diffs := schemaDifferences(c); len(diffs) > 0 {
 			s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s: the API server converts by rewriting apiVersion only, and the versions' schemas differ (%s), so objects lose or break those fields when read through another version; use strategy Webhook", strategy, strings.Join(diffs, "; ")), Pos: c.Pos("/spec/conversion")})
+		} else if r, line := s.firstRule(); r != "" {
+			// Identical schemas are right with None, unless the rules
+			// change objects: then only a webhook runs them.
+			s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.strategy is %s: the API server converts by rewriting apiVersion only and never calls a webhook, but the rule file changes objects between versions (rule %s at %s, ...), which only a webhook does; use strategy Webhook, or remove the rules", strategy, r, rulePos(s.rules, line)), Pos: c.Pos("/spec/conversion")})
 		}
 	case conv.Webhook == nil:
 		s.add(Finding{Check: CheckStrategy, Message: "spec.conversion.webhook is missing", Pos: c.Pos("/spec/conversion")})
 	case !slices.Contains(conv.Webhook.ConversionReviewVersions, "v1"):
 		s.add(Finding{Check: CheckStrategy, Message: fmt.Sprintf("spec.conversion.webhook.conversionReviewVersions %v does not include v1", conv.Webhook.ConversionReviewVersions), Pos: c.Pos("/spec/conversion/webhook/conversionReviewVersions")})
 	}
+}
+
+// firstRule names the first rule of the rule file (and its line), or ""
+// when there is no rule file or it has no rule.
+func (s *static) firstRule() (string, int) {
+	if s.rules == nil {
+		return "", 0
+	}
+	for _, sp := range s.rules.Spokes {
+		for _, r := range rulesOf(sp) {
+			return r.Name(), r.Line
+		}
+	}
+	return "", 0
 }
 
 // schemaDifferences lists (at most 5) the fields whose schema differs
@@ -181,6 +200,10 @@ type mapping struct {
 	rule    *rule    // the transforming rule at exactly this field, if any
 	exact   bool     // rule transforms exactly this field
 	covered bool     // a rule names this field or an ancestor (not lossy)
+	// conditional says a rule with a when predicate mapped it: where the
+	// predicate does not hold the field passes unchanged, so the static
+	// checks cannot tell where it goes (the laws do).
+	conditional bool
 }
 
 // toHub maps a spoke path to the hub through the rules in order; fromHub
@@ -195,13 +218,14 @@ func mapPath(rules []rule, p []string, toHub bool) mapping {
 			r = &rules[n-1-i]
 			src, dst = r.To, r.From
 		}
-		if src == nil {
-			continue
+		if src == nil || r.Kind == "missing" {
+			continue // missing keeps the field where it is
 		}
 		if !hasPrefix(m.path, src) {
 			continue
 		}
 		m.covered = true
+		m.conditional = m.conditional || r.Conditional
 		if dst == nil { // spokeOnly (to hub) or hubOnly (to spoke): dropped on purpose, kept by preservation
 			m.path = nil
 			m.rule = r
@@ -263,24 +287,102 @@ func (s *static) pair(spoke, hub *schema.Version, rules []rule) {
 	// Rule paths exist.
 	for i := range rules {
 		r := &rules[i]
+		if r.Unrolled {
+			continue
+		}
 		s.r.Checks++
 		pos := ""
 		if s.rules != nil {
 			pos = rulePos(s.rules, r.Line)
 		}
 		if r.From != nil {
-			if _, err := schema.LookupSegments(spoke.Structural, r.From); err != nil && !preservedBy(spoke.Structural, r.From) {
+			if err := fromExists(spoke.Structural, rules, i); err != nil {
 				s.add(Finding{Check: CheckRulePath, From: spoke.Name, Path: pointerOf(r.From), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), spoke.Name, err), Pos: pos})
 			}
 		}
 		if r.To != nil {
-			if _, err := schema.LookupSegments(hub.Structural, r.To); err != nil && !preservedBy(hub.Structural, r.To) {
+			if err := toExists(hub.Structural, rules, i); err != nil {
 				s.add(Finding{Check: CheckRulePath, From: hub.Name, Path: pointerOf(r.To), Message: fmt.Sprintf("rule %s names a field that does not exist in %s: %v", r.Name(), hub.Name, err), Pos: pos})
 			}
 		}
 	}
 	s.direction(spoke, hub, rules, true)
 	s.direction(hub, spoke, rules, false)
+	s.accepted(spoke, hub, rules)
+}
+
+// accepted lists the fields drop rules give up on purpose, with their
+// reasons: accepted losses, not lossy-field errors.
+func (s *static) accepted(spoke, hub *schema.Version, rules []rule) {
+	for _, r := range rules {
+		if r.Kind != "drop" || r.Unrolled {
+			continue
+		}
+		a := Accepted{From: spoke.Name, To: hub.Name, Pointer: pointerOf(r.From)}
+		if r.From == nil {
+			a.From, a.To, a.Pointer = hub.Name, spoke.Name, pointerOf(r.To)
+		}
+		a.Reason, _ = r.Params["acknowledgeLoss"].(string)
+		if s.rules != nil {
+			a.Pos = rulePos(s.rules, r.Line)
+		}
+		s.r.Accepted = append(s.r.Accepted, a)
+	}
+}
+
+// A rule names its fields in the shape the object has when the rule runs:
+// the spoke's after the rules before it, the hub's before the inverses of
+// the rules after it. A field may exist only between rules (parts gathered
+// into one object before a join or a cel, a singleton list unwrapped in
+// two steps): fromExists and toExists check a rule's paths against that
+// shape, never against the final schemas alone.
+
+// fromExists reports why the spoke path of rules[i] names no field of the
+// object at that point of the chain, or nil: the path maps back through
+// the rules before it to a field of the spoke schema, or lies in what one
+// of them writes (a container it creates, a value it rewrites).
+func fromExists(spoke *schema.Node, rules []rule, i int) error {
+	p := rules[i].From
+	for j := i - 1; j >= 0; j-- {
+		if hasPrefix(rules[j].To, p) { // a container rule j writes into
+			return nil
+		}
+	}
+	m := mapPath(rules[:i], p, false)
+	if m.path == nil || m.rule != nil && !m.exact {
+		return nil // made by a rule from nothing (hubOnly), or inside its output
+	}
+	return existsIn(spoke, m.path)
+}
+
+// toExists is fromExists for the hub path of rules[i]: it maps forward
+// through the rules after it to a field of the hub schema, or lies in what
+// one of them reads (a container it takes apart, a value it rewrites).
+func toExists(hub *schema.Node, rules []rule, i int) error {
+	p := rules[i].To
+	for j := i + 1; j < len(rules); j++ {
+		if hasPrefix(rules[j].From, p) {
+			return nil
+		}
+	}
+	m := mapPath(rules[i+1:], p, true)
+	if m.path == nil || m.rule != nil {
+		return nil // dropped on purpose (spokeOnly), or read by a later rule
+	}
+	return existsIn(hub, m.path)
+}
+
+// existsIn reports why p names no field of root, or nil. Labels and
+// annotations exist in every version.
+func existsIn(root *schema.Node, p []string) error {
+	if len(p) == 3 && p[0] == "metadata" && (p[1] == "labels" || p[1] == "annotations") {
+		return nil
+	}
+	_, err := schema.LookupSegments(root, p)
+	if err != nil && preservedBy(root, p) {
+		return nil
+	}
+	return err
 }
 
 // direction walks every field of from, finds its counterpart in to, and
@@ -304,6 +406,13 @@ func (s *static) direction(from, to *schema.Version, rules []rule, toHub bool) {
 		s.r.Checks++
 		if m.path == nil {
 			continue // dropped on purpose by spokeOnly/hubOnly: preserved
+		}
+		if m.conditional {
+			continue // moved only where a when predicate holds: the laws judge it
+		}
+		if isMetaEntry(m.path) {
+			s.metaEntry(from, to, fn, m, segs, fp)
+			continue
 		}
 		tn, err := schema.LookupSegments(to.Structural, m.path)
 		if err != nil && ancestorOfRule(rules, segs, toHub) {
@@ -355,7 +464,7 @@ func (s *static) direction(from, to *schema.Version, rules []rule, toHub bool) {
 				s.add(f)
 			}
 		}
-		if toHub {
+		if toHub && !namedByMissing(rules, segs, m.path) {
 			da, oka := schema.Default(fn)
 			db, okb := schema.Default(tn)
 			if (oka || okb) && (oka != okb || !Equal(da, db)) {
@@ -404,6 +513,10 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 	}
 	switch r.Kind {
 	case "enum":
+		if pairs, ok := r.Params["pairs"].([][2]string); ok {
+			s.typedEnum(base, fn, tn, r, pairs, toHub, add)
+			return
+		}
 		values, _ := r.Params["values"].(map[string]any)
 		fromVals := enumValues(fn)
 		if !toHub {
@@ -478,7 +591,7 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 		if lo*factor < tlo {
 			add(loD+fmt.Sprintf(" (x%s)", num(factor)), tloD, "scaled minimum underflows", SeverityError)
 		}
-		if factor < 1 {
+		if round, _ := r.Params["round"].(string); factor < 1 && (round == "" || round == "reject") {
 			div := 1 / factor
 			mult := 0.0
 			if fn.ValueValidation != nil && fn.ValueValidation.MultipleOf != nil {
@@ -487,6 +600,33 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 			if mult == 0 || math.Mod(mult, div) != 0 {
 				add("any integer", "multiples of "+num(div), fmt.Sprintf("values that are not multiples of %s cannot be held exactly", num(div)), SeverityWarning)
 			}
+		}
+	case "quantity":
+		forms := map[string]string{"string": "string", "integer": "integer", "object": "object"}
+		spokeForm, _ := r.Params["spoke"].(string)
+		hubForm, _ := r.Params["hub"].(string)
+		from, to := forms[spokeForm], forms[hubForm]
+		if !toHub {
+			from, to = to, from
+		}
+		// A quantity string is often declared int-or-string (as
+		// resource.Quantity is); want accepts that for integer, and a
+		// string side may hold one too.
+		if from == "string" && ft == "int-or-string" {
+			from = "int-or-string"
+		}
+		if to == "string" && tt == "int-or-string" {
+			to = "int-or-string"
+		}
+		fs, ts := from, to
+		if !toHub {
+			fs, ts = to, from
+		}
+		if !want(fs, ts) {
+			return
+		}
+		if otherwise, _ := r.Params["otherwise"].(string); from != "integer" && to == "integer" && otherwise != "keep" {
+			add("any quantity", "whole numbers of the base unit", "a quantity that is not a whole number of base units (1500m) has no integer form: converting it fails (otherwise: keep would keep it aside)", SeverityWarning)
 		}
 	case "listToMap":
 		key, _ := r.Params["key"].(string)
@@ -524,6 +664,59 @@ func (s *static) transform(base Finding, fn, tn *schema.Node, r *rule, toHub boo
 	}
 }
 
+// typedEnum checks an enum whose values are typed (numbers, booleans,
+// strings), from the JSON pairs the loader read.
+func (s *static) typedEnum(base Finding, fn, tn *schema.Node, r *rule, pairs [][2]string, toHub bool, add func(fc, tc, msg string, sev Severity)) {
+	values := map[string]any{} // canonical JSON of a source value -> target value
+	var names []string
+	decode := func(raw string) any {
+		v, err := decodeJSON([]byte(raw))
+		if err != nil {
+			return raw
+		}
+		return unstructured(v)
+	}
+	put := func(k, v string) {
+		key := jsonStr(decode(k))
+		if _, ok := values[key]; !ok {
+			values[key] = decode(v)
+			names = append(names, key)
+		}
+	}
+	if toHub {
+		for _, p := range pairs {
+			put(p[0], p[1])
+		}
+	} else {
+		// Back from the hub: any spoke value of a hub value is an
+		// equivalent (the engine restores the original from its
+		// annotation); a hub-only value maps to the spoke value it is
+		// shown as.
+		for _, p := range pairs {
+			put(p[1], p[0])
+		}
+		hubPairs, _ := r.Params["hubPairs"].([][2]string)
+		for _, p := range hubPairs {
+			put(p[0], p[1])
+		}
+	}
+	slices.Sort(names)
+	mapping := "enum mapping of [" + strings.Join(names, ",") + "]"
+	fromVals, toVals := enumValues(fn), enumValues(tn)
+	if len(fromVals) == 0 {
+		add("any value", mapping, "values outside the mapping have no equivalent", SeverityWarning)
+	}
+	for _, v := range fromVals {
+		mv, ok := values[jsonStr(v)]
+		switch {
+		case !ok:
+			add(enumDesc(fromVals), mapping, fmt.Sprintf("value %s has no mapping", jsonStr(v)), SeverityError)
+		case len(toVals) > 0 && !containsValue(toVals, mv):
+			add(enumDesc(fromVals), enumDesc(toVals), fmt.Sprintf("value %s maps to %s, which %s does not accept", jsonStr(v), jsonStr(mv), base.To), SeverityError)
+		}
+	}
+}
+
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -545,6 +738,62 @@ func toFloat(v any) (float64, bool) {
 		return float64(x), true
 	}
 	return 0, false
+}
+
+// namedByMissing reports whether a missing rule names the field (at a or
+// b): it says what the field's absence is on the other side, which is what
+// differing defaults would otherwise leave unsaid.
+func namedByMissing(rules []rule, a, b []string) bool {
+	for _, r := range rules {
+		if r.Kind == "missing" && (slices.Equal(r.From, a) || slices.Equal(r.From, b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isMetaEntry reports whether p names one label or annotation.
+func isMetaEntry(p []string) bool {
+	return len(p) == 3 && p[0] == "metadata" && (p[1] == "labels" || p[1] == "annotations")
+}
+
+// metaEntry checks a field a rule maps to or from a label or an
+// annotation: those hold strings, and a label only label values.
+func (s *static) metaEntry(from, to *schema.Version, fn *schema.Node, m mapping, segs []string, fp string) {
+	c := s.crd
+	f := Finding{Check: CheckDomain, From: from.Name, To: to.Name, Path: fp, ToPath: pointerOf(m.path), Pos: c.Pos(c.SchemaPointer(from, segs))}
+	if m.rule != nil && m.rule.Kind != "rename" {
+		return // a rule converts the value: its business
+	}
+	switch t := typeOf(fn); {
+	case t != "string" && t != "any":
+		f.FromConstraint, f.ToConstraint = "type "+t, m.path[1]+" hold strings"
+		f.Message = fmt.Sprintf("%s accepts values %s cannot hold: %s hold strings (convert the value, say with intToString)", from.Name, to.Name, m.path[1])
+		s.add(f)
+	case m.path[1] == "labels" && !labelSafe(fn):
+		f.Severity = SeverityWarning
+		f.FromConstraint, f.ToConstraint = "any string", "label value (at most 63 characters, alphanumeric at both ends)"
+		f.Message = fmt.Sprintf("%s accepts strings that are not label values: converting them to %s fails", from.Name, to.Name)
+		s.add(f)
+	}
+}
+
+// labelSafe reports whether every string n accepts is a label value, as
+// far as its length and enum tell.
+func labelSafe(n *schema.Node) bool {
+	if n == nil || n.ValueValidation == nil {
+		return false
+	}
+	vv := n.ValueValidation
+	if len(vv.Enum) > 0 {
+		for _, e := range vv.Enum {
+			if str, ok := e.Object.(string); !ok || apirules.LabelValue(str) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	return vv.MaxLength != nil && *vv.MaxLength <= 63 && vv.Pattern != ""
 }
 
 // ancestorOfRule reports whether p is a proper ancestor of a path a rule

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -207,4 +208,185 @@ func TestStaticPositions(t *testing.T) {
 		}
 	}
 	t.Fatalf("no domain finding for /spec/replicas:\n%s", textOf(r))
+}
+
+// twoVersionCRD is a CRD whose versions v1 and v2 have the same schema,
+// with the conversion stanza given.
+func twoVersionCRD(t testing.TB, conversion string) *schema.CRD {
+	t.Helper()
+	version := func(name string, storage bool) string {
+		return fmt.Sprintf(`  - name: %s
+    served: true
+    storage: %v
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              labels: {type: object, additionalProperties: {type: string}}
+`, name, storage)
+	}
+	crd, err := schema.Load("crd.yaml", []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
+  scope: Namespaced
+`+conversion+`  versions:
+`+version("v1", true)+version("v2", false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// TestStrategyNoneWithRules (issue 27, bug 7): identical schemas are right
+// with strategy None, but not when the rules change objects (here they
+// rename a map key): the API server never calls a webhook to run them.
+func TestStrategyNoneWithRules(t *testing.T) {
+	rules, err := convrules.Parse("rules.yaml", []byte(`apiVersion: hubspoke.dev/v1alpha1
+kind: Conversion
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  kind: Thing
+  hub: v1
+  spokes:
+  - version: v2
+    rules:
+    - rename: {from: 'spec.labels["old"]', to: 'spec.labels["new"]'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := twoVersionCRD(t, "  conversion: {strategy: None}\n")
+	var got []key
+	for _, f := range Static(none, rules).Findings {
+		if f.Check == CheckStrategy {
+			got = append(got, key{Check: f.Check, Severity: f.Severity})
+			if !strings.Contains(f.Message, "rule rename /spec/labels/old -> /spec/labels/new at rules.yaml:11") {
+				t.Errorf("message does not name the rule: %s", f.Message)
+			}
+		}
+	}
+	if diff := cmp.Diff([]key{{Check: CheckStrategy, Severity: SeverityError}}, got); diff != "" {
+		t.Errorf("strategy findings (-want +got):\n%s", diff)
+	}
+	// Without rules, identical schemas and None are correct.
+	if r := Static(none, nil); r.Errors() != 0 {
+		t.Errorf("no rules, strategy None, identical schemas:\n%s", textOf(r))
+	}
+}
+
+// crdOf builds a two-version CRD (v1alpha1, and v1 the hub) from the
+// properties of each version's spec.
+func crdOf(t testing.TB, spoke, hub string) *schema.CRD {
+	t.Helper()
+	version := func(name string, storage bool, props string) string {
+		return fmt.Sprintf(`  - name: %s
+    served: true
+    storage: %v
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+%s`, name, storage, props)
+	}
+	crd, err := schema.Load("crd.yaml", []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
+  scope: Namespaced
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: ["v1"]
+      clientConfig: {service: {name: hubspoke, namespace: hubspoke-system, path: /convert}}
+  versions:
+`+version("v1alpha1", false, spoke)+version("v1", true, hub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func rulesOfFile(t testing.TB, rules string) *convrules.File {
+	t.Helper()
+	f, err := convrules.Parse("rules.yaml", []byte(`apiVersion: hubspoke.dev/v1alpha1
+kind: Conversion
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  kind: Thing
+  hub: v1
+  spokes:
+  - version: v1alpha1
+    rules:
+`+rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestRulePathsBetweenRules (issue 27, bug 5): a rule names fields in the
+// shape the object has when it runs, which may exist only between rules:
+// parts gathered into one object before a join (the pattern rules.md
+// recommends), a singleton list inside a singleton list unwrapped in two
+// steps. None is a rule-path error; a typo still is.
+func TestRulePathsBetweenRules(t *testing.T) {
+	tests := []struct {
+		name, spoke, hub, rules string
+		want                    []key
+	}{
+		{
+			name:  "parts gathered before a join",
+			spoke: "              repository: {type: string}\n              tag: {type: string}\n",
+			hub:   "              image: {type: string}\n",
+			rules: `    - rename: {from: spec.repository, to: spec.image.repository}
+    - rename: {from: spec.tag, to: spec.image.tag}
+    - join: {from: spec.image, pattern: "{repository}:{tag}"}
+`,
+		},
+		{
+			name:  "a list in a list unwrapped in two steps",
+			spoke: "              homes: {type: array, items: {type: array, items: {type: string}}}\n",
+			hub:   "              home: {type: string}\n",
+			rules: `    - listToItem: {from: spec.homes, to: spec.homeList}
+    - listToItem: {from: spec.homeList, to: spec.home}
+`,
+		},
+		{
+			name:  "a typo is still an error",
+			spoke: "              repository: {type: string}\n              tag: {type: string}\n",
+			hub:   "              image: {type: string}\n",
+			rules: `    - rename: {from: spec.repositroy, to: spec.image.repository}
+    - rename: {from: spec.tag, to: spec.image.tag}
+    - join: {from: spec.image, pattern: "{repository}:{tag}"}
+`,
+			want: []key{{Check: CheckRulePath, From: "v1alpha1", Path: "/spec/repositroy", Severity: SeverityError}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Static(crdOf(t, tt.spoke, tt.hub), rulesOfFile(t, tt.rules))
+			var got []key
+			for _, k := range keysOf(r) {
+				if k.Check == CheckRulePath {
+					got = append(got, k)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rule-path findings (-want +got):\n%s\n%s", diff, textOf(r))
+			}
+		})
+	}
 }

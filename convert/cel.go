@@ -22,6 +22,46 @@ type CELExpression interface {
 	Eval(self []byte) ([]byte, error)
 }
 
+// CELContext is implemented by a CELExpression that may read the object
+// context: the variable object, the whole object as the rules before the
+// one running left it (package convert/celenv's expressions do). The
+// engine writes the object out only for an expression that reads it.
+type CELContext interface {
+	// UsesObject reports whether the expression reads object.
+	UsesObject() bool
+	// EvalContext evaluates the expression with self and object bound to
+	// those JSON values (object nil when UsesObject is false).
+	EvalContext(self, object []byte) ([]byte, error)
+}
+
+// Refusal is the error of an expression that refuses a value on purpose,
+// with its own message (cel's fail("...")): the conversion fails with that
+// message, as a deliberate refusal, not as an expression error.
+type Refusal struct{ Message string }
+
+func (e *Refusal) Error() string { return e.Message }
+
+// evalCEL evaluates x with self bound to the JSON value self, and object
+// to the whole object when x reads it.
+func (o *Object) evalCEL(x CELExpression, self []byte) ([]byte, error) {
+	if cx, ok := x.(CELContext); ok && cx.UsesObject() {
+		return cx.EvalContext(self, o.objectContext())
+	}
+	return x.Eval(self)
+}
+
+// objectContext returns the JSON of the whole object as the rules before
+// the running one left it, written once a rule step (state.ctx).
+func (o *Object) objectContext() []byte {
+	st := o.st
+	if !st.ctxOK {
+		w := o.whole()
+		raw := w.rawOf(&w.root)
+		st.ctx, st.ctxOK = raw[:len(raw):len(raw)], true
+	}
+	return st.ctx
+}
+
 // A CELCompiler compiles the expressions of cel rules. Compile errors are
 // reported when the rule file loads.
 type CELCompiler interface {
@@ -144,20 +184,34 @@ func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation
 		if !ok {
 			return true, nil, nil
 		}
-		if cur, err := o.lookup(dst); err != nil || cur != nil {
+		if cur, err := o.lookup(dst); err != nil || cur != nil && !o.keptWins {
 			return true, nil, wrapRuleErr(r, dst, err)
 		}
 		return true, nil, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+	}
+	if ok && o.keptWins {
+		// The kept value wins over the value set since.
+		keep := func(node) (node, error) { return node{raw: o.st.keep(kept)}, nil }
+		return true, nil, wrapRuleErr(r, src, move(o, r, src, dst, keep))
 	}
 	if n.isNull() {
 		return false, nil, nil
 	}
 	raw := o.rawOf(n)
+	// An exact value the destination version kept against this very
+	// value comes back first: the value it was converted to may have no
+	// form on the way back (toHub gives optional.none() for the hub's
+	// false), and it must not be kept aside as a new value.
+	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
+		return true, nil, wrapRuleErr(r, dst, err)
+	} else if ok {
+		return true, nil, move(o, r, src, dst, func(node) (node, error) { return node{raw: o.st.keep(v)}, nil })
+	}
 	fwd, name := r.toHub, "toHub"
 	if !toHub {
 		fwd, name = r.fromHub, "fromHub"
 	}
-	out, err := fwd.Eval(raw)
+	out, err := o.evalCEL(fwd, raw)
 	if !errors.Is(err, ErrNoForm) {
 		return false, &evaluation{out: out, err: err}, nil
 	}
@@ -188,7 +242,7 @@ func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evalua
 	} else if ok {
 		return node{raw: o.st.keep(v)}, nil
 	}
-	out, exact, err := r.convert(raw, toHub, ev)
+	out, exact, err := r.convert(o, raw, toHub, ev)
 	if err != nil {
 		return node{}, wrapRuleErr(r, src, err)
 	}
@@ -207,7 +261,7 @@ func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evalua
 // otherwise: fail, whose message is the counterexample; under otherwise:
 // keep it is not an error (the caller keeps self in the preserved
 // annotation).
-func (r *celRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
+func (r *celRule) convert(o *Object, self []byte, toHub bool, ev *evaluation) (out []byte, exact bool, err error) {
 	fwd, inv, fwdName, invName := r.toHub, r.fromHub, "toHub", "fromHub"
 	if !toHub {
 		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
@@ -215,12 +269,16 @@ func (r *celRule) convert(self []byte, toHub bool, ev *evaluation) (out []byte, 
 	if ev != nil {
 		out, err = ev.out, ev.err
 	} else {
-		out, err = fwd.Eval(self)
+		out, err = o.evalCEL(fwd, self)
+	}
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, false, fmt.Errorf("%s refuses %s: %w", fwdName, compact(self), refused)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
 	}
-	back, berr := inv.Eval(out)
+	back, berr := o.evalCEL(inv, out)
 	if berr == nil && (bytes.Equal(back, self) || jsonEqual(back, self)) {
 		return out, true, nil
 	}

@@ -549,7 +549,13 @@ func TestNewRejects(t *testing.T) {
 			return err
 		}, `spoke values "A" and "B" both map to hub value "X"`},
 		{"rename into itself", func() error { _, err := convert.Rename(p("spec.a"), p("spec.a.b")); return err }, "into or out of itself"},
-		{"rename metadata", func() error { _, err := convert.Rename(p("metadata.labels.x"), p("spec.x")); return err }, "restores metadata"},
+		{"rename metadata", func() error { _, err := convert.Rename(p("metadata.name"), p("spec.x")); return err }, "restores metadata"},
+		{"rename the labels", func() error { _, err := convert.Rename(p("metadata.labels"), p("spec.x")); return err }, "restores metadata"},
+		{"bad label key", func() error { _, err := convert.Rename(p(`metadata.labels["a b"]`), p("spec.x")); return err }, `"a b" is not a label key`},
+		{"hubspoke's annotation", func() error {
+			_, err := convert.Rename(p(`metadata.annotations["hubspoke.dev/preserved"]`), p("spec.x"))
+			return err
+		}, "hubspoke's own"},
 		{"rename apiVersion", func() error { _, err := convert.Rename(p("apiVersion"), p("spec.x")); return err }, "set by the engine"},
 		{"scale both", func() error { _, err := convert.Scale(p("spec.a"), p("spec.b"), 2, 2); return err }, "exactly one of multiply and divide"},
 		{"bad rounding", func() error { _, err := convert.Duration(p("spec.a"), p("spec.b"), time.Second, "up"); return err }, "round must be one of"},

@@ -208,6 +208,7 @@ func (c *Converter) convertTree(st *state, root node, dst, obj []byte, to string
 		}
 	}
 	for _, s := range c.routes[c.versionIndex(fromVersion)*len(c.versions)+c.versionIndex(toVersion)] {
+		st.ctxOK = false // the object the rule's expressions see: as the rules before it left it
 		if s.dir == 0 {
 			o.from, o.to = fromVersion, c.hub
 			err = s.r.ToHub(o)

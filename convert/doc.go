@@ -21,17 +21,26 @@
 // however long it is, and the scanner's work is mostly the grammar between
 // strings.
 //
-// Rules: Rename, Enum and EnumWith (many to one, hub-only values), Duration
-// and DurationToInt, IntToString, StringToInt, Scale, ListToMap and
-// MapToList, ListToItem and ItemToList (a one-item list and its item), Split
-// and Join (a string and its parts, by a Pattern), HubOnly, SpokeOnly, and
-// Funcs for Go code on the same raw Object API. Every rule works through
-// lists and maps: a Path such as spec.containers[name=*].image or
-// spec.backends.*.weight runs the rule on every item it selects. Data a
-// version cannot hold (a hub-only field, a rounded duration's exact value, a
-// list's order, a value with no form there) is kept in the
-// PreservedAnnotation and restored on the way back; an edit made through the
-// other version since always wins over a kept value.
+// Rules: Rename, Enum and EnumWith (many to one, hub-only values, values
+// that are numbers or booleans), Duration and DurationToInt, IntToString,
+// StringToInt, Scale and ScaleRound, Quantity (Kubernetes quantities as
+// strings, integers or objects), ListToMap and MapToList, ListToItem and
+// ItemToList (a one-item list and its item; ListToItemEmpty for an empty
+// list that is absent), Split and Join (a string and its parts, by a
+// Pattern), HubOnly, SpokeOnly and OnlyOn (defaults, derived values,
+// constants, deliberate drops), Missing (what an absent field stands for),
+// CEL (expressions of a CELCompiler, which package convert/celenv
+// provides), and Funcs for Go code on the same raw Object API. Modify adds
+// a condition (When), a restore policy and the removal of an empty result
+// to any of them. Every rule works through lists and maps: a Path such as
+// spec.containers[name=*].image, spec.backends.*.weight or
+// spec.routes[**].timeout (a tree of lists, to any depth) runs the rule on
+// every item it selects; a Path may also name one label or annotation.
+// Data a version cannot hold (a hub-only field, a rounded duration's exact
+// value, a list's order, a value with no form there) is kept in the
+// PreservedAnnotation and restored on the way back; an edit made through
+// the other version since wins over a kept value, unless the rule says
+// otherwise.
 //
 // Errors are *Error values naming the object, the JSON pointer, the rule and
 // the reason. Package convert/rules loads Definitions from YAML rule files;

@@ -87,3 +87,35 @@ func ExampleEscapePointerToken() {
 	// /metadata/annotations/example.com~1a~0b
 	// example.com/a~b <nil>
 }
+
+func ExampleMissing() {
+	// A *bool in the spoke, a bool in the hub: unset is false.
+	enabled, _ := convert.Missing(convert.MustPath("spec.enabled"), []byte("false"), nil)
+	c, _ := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{enabled}}}})
+	for _, in := range []string{`{}`, `{"enabled":false}`} {
+		hub, _ := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{},"spec":`+in+`}`), "example.com/v1")
+		fmt.Println(string(hub))
+		back, _ := c.Convert(nil, hub, "example.com/v1alpha1")
+		fmt.Println(string(back))
+	}
+	// Output:
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{},"spec":{"enabled":false}}
+	// {"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{},"spec":{}}
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{"hubspoke.dev/preserved":"{\"v1alpha1\":{\"presence\":{\"/spec/enabled\":true}}}"}},"spec":{"enabled":false}}
+	// {"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{},"spec":{"enabled":false}}
+}
+
+func ExampleQuantity() {
+	memory, _ := convert.Quantity(convert.QuantitySpec{From: convert.MustPath("spec.memory"), To: convert.MustPath("spec.memoryBytes"),
+		Spoke: convert.QuantityString, Hub: convert.QuantityInteger})
+	c, _ := convert.New(convert.Definition{Group: "example.com", Kind: "Widget", Hub: "v1",
+		Spokes: []convert.Spoke{{Version: "v1alpha1", Rules: []convert.Rule{memory}}}})
+	for _, q := range []string{`"50Gi"`, `"1024Mi"`} {
+		hub, _ := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{},"spec":{"memory":`+q+`}}`), "example.com/v1")
+		fmt.Println(string(hub))
+	}
+	// Output:
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{},"spec":{"memoryBytes":53687091200}}
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{"hubspoke.dev/preserved":"{\"v1alpha1\":{\"exact\":{\"/spec/memory\":{\"value\":\"1024Mi\",\"as\":1073741824}}}}"}},"spec":{"memoryBytes":1073741824}}
+}

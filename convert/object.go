@@ -31,6 +31,11 @@ type Object struct {
 	// pointer) and in the annotation (by list-map key or position).
 	top  *Object
 	item itemRef
+
+	// keptWins is set while a rule whose restore policy is "kept" runs:
+	// a kept value is restored over an edit made through the other
+	// version since (the default is the other way round).
+	keptWins bool
 }
 
 // itemRef is where an item is: in the list or map at path at of parent, at

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // Path names a field inside an object. It is written dotted
@@ -16,6 +18,8 @@ import (
 //	spec.containers[name=*].image   every item, kept by its list-map key "name"
 //	spec.containers[name=app].image the item whose key "name" is "app"
 //	spec.backends.*.weight          every value of a map, kept by its key
+//	spec.routes[**].timeout         every item of a tree of lists: the items
+//	                                of spec.routes, of their routes, and so on
 //	spec.labels["app.kubernetes.io/name"]   a key holding dots (or digits)
 //
 // A JSON pointer names keys only: it cannot hold selectors, and a numeric
@@ -46,6 +50,7 @@ const (
 	selKeyed                     // [key=*]
 	selKey                       // [key=value]
 	selValues                    // .*
+	selTree                      // [**]: every item, and the items of its list of the same key, at any depth
 )
 
 // selector picks the items of a list or the values of a map.
@@ -72,6 +77,8 @@ func (s selector) String() string {
 		return "[" + s.key + "=" + s.value + "]"
 	case selValues:
 		return ".*"
+	case selTree:
+		return "[**]"
 	}
 	return "?"
 }
@@ -123,6 +130,7 @@ func isIndex(seg string) bool {
 //	key      = one or more characters other than . [ ] " * (not all digits)
 //	bracket  = json-string              a key, written quoted
 //	         | "*"                      every item of a list
+//	         | "**"                     every item of a tree of lists
 //	         | name "=" "*"             every item, keyed by name
 //	         | name "=" value           the item whose name is value
 //	value    = json-string | characters other than ]
@@ -157,6 +165,11 @@ func parseDotted(s string) (Path, error) {
 				continue
 			case body == "*":
 				p.scope = append(p.scope, step{segs: cur, sel: selector{kind: selItems}})
+			case body == "**":
+				if len(cur) == 0 {
+					return bad("[**] follows the key of its list: each item holds its children under that key (spec.routes[**])")
+				}
+				p.scope = append(p.scope, step{segs: cur, sel: selector{kind: selTree}})
 			default:
 				name, val, ok := strings.Cut(body, "=")
 				if !ok || name == "" || !bareKey(name) {
@@ -281,6 +294,8 @@ func (p Path) Pointer() string {
 		switch st.sel.kind {
 		case selItems, selValues:
 			b.WriteByte('*')
+		case selTree:
+			b.WriteString("**")
 		case selKeyed:
 			b.WriteString(EscapePointerToken(st.sel.key) + "=*")
 		case selKey:
@@ -367,6 +382,35 @@ func (p Path) SchemaSegments() []string {
 		segs = segs[1:]
 	}
 	return append(out, segs...)
+}
+
+// TreeSegments is SchemaSegments with each tree selector ([**]) unrolled
+// depth times: spec.routes[**].t at depth 0 is spec, routes, *, t; at
+// depth 1 spec, routes, *, routes, *, t (a route's child route). It
+// reports false for a path without a tree selector.
+func (p Path) TreeSegments(depth int) ([]string, bool) {
+	var out []string
+	tree := false
+	for _, st := range p.scope {
+		out = append(out, st.segs...)
+		switch st.sel.kind {
+		case selValues:
+			out = append(out, "{}")
+		case selTree:
+			tree = true
+			out = append(out, "*")
+			for range depth {
+				out = append(out, st.segs[len(st.segs)-1], "*")
+			}
+		default:
+			out = append(out, "*")
+		}
+	}
+	segs := p.segs
+	if p.inner {
+		segs = segs[1:]
+	}
+	return append(out, segs...), tree
 }
 
 // HasSelectors reports whether the path goes through a list or a map.
@@ -458,7 +502,54 @@ func checkRulePath(p Path) error {
 	case "apiVersion", "kind":
 		return fmt.Errorf("path %s: %s is set by the engine, not by rules", p, first[0])
 	case "metadata":
-		return fmt.Errorf("path %s: the API server restores metadata (but labels and annotations) from the original object, so rules cannot move data in or out of it", p)
+		if _, _, ok := p.metaEntry(); ok {
+			return checkMetaEntry(p)
+		}
+		return fmt.Errorf("path %s: the API server restores metadata (but labels and annotations) from the original object, so rules cannot move data in or out of it; a rule may name one label or annotation by its key (metadata.labels[\"example.com/x\"])", p)
+	}
+	return nil
+}
+
+// metaEntry reports whether p names one label or one annotation, and its
+// map (labels or annotations) and key.
+func (p Path) metaEntry() (field, key string, ok bool) {
+	if len(p.scope) > 0 || len(p.segs) != 3 || p.segs[0] != "metadata" || p.segs[1] != "labels" && p.segs[1] != "annotations" {
+		return "", "", false
+	}
+	return p.segs[1], p.segs[2], true
+}
+
+// checkMetaEntry checks the key of a label or annotation a rule names,
+// with the API server's rules.
+func checkMetaEntry(p Path) error {
+	field, key, _ := p.metaEntry()
+	if field == "labels" {
+		if err := apirules.LabelKey(key); err != nil {
+			return fmt.Errorf("path %s: %q is not a label key: %v", p, key, err)
+		}
+		return nil
+	}
+	if key == PreservedAnnotation {
+		return fmt.Errorf("path %s: annotation %s is hubspoke's own", p, key)
+	}
+	if err := apirules.AnnotationKey(key); err != nil {
+		return fmt.Errorf("path %s: %q is not an annotation key: %v", p, key, err)
+	}
+	return nil
+}
+
+// checkMetaValue checks v, a value a rule writes at p, a label or an
+// annotation: a string, and for a label a label value.
+func checkMetaValue(p Path, v node) error {
+	field, key, _ := p.metaEntry()
+	s, ok := stringOf(v)
+	if !ok {
+		return fmt.Errorf("value %s is %s; %s hold strings (convert it to one first, say with intToString)", compact(v.raw), describe(v), field)
+	}
+	if field == "labels" {
+		if err := apirules.LabelValue(s); err != nil {
+			return fmt.Errorf("value %q cannot be the value of label %s: %v", s, key, err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -35,20 +36,37 @@ type stash struct {
 	// Order holds the key order of a list that the other version keeps as
 	// a map.
 	Order map[string][]string `json:"order,omitempty"`
+	// Presence says, of a field a missing rule maps, whether it was set
+	// (true: to the value the other version's absence stands for) or
+	// missing (false) where the other version cannot tell.
+	Presence map[string]bool `json:"presence,omitempty"`
 }
 
+// exactValue is the exact value of a field and what it was converted to:
+// As is nil when it was converted to no value at all (an empty object a
+// dropIfEmpty rule removed, an empty list that is absent on the other
+// side).
 type exactValue struct {
 	Value json.RawMessage `json:"value"`
-	As    json.RawMessage `json:"as"`
+	As    json.RawMessage `json:"as,omitempty"`
 }
 
-func (s *stash) empty() bool { return len(s.Fields) == 0 && len(s.Exact) == 0 && len(s.Order) == 0 }
+func (s *stash) empty() bool {
+	return len(s.Fields) == 0 && len(s.Exact) == 0 && len(s.Order) == 0 && len(s.Presence) == 0
+}
 
 type preservation struct {
 	loaded  bool
 	data    map[string]*stash // nil until something is kept or read
 	changed bool
+	// droppable names the fields kept by drop rules: kept when they fit,
+	// removed first when the annotation would grow past the API server's
+	// limit.
+	droppable []keptAt
 }
+
+// keptAt names a field kept in the annotation: its owner and its key.
+type keptAt struct{ version, key string }
 
 // preserved loads the annotation on first use.
 func (o *Object) preserved() (*preservation, error) {
@@ -108,6 +126,18 @@ func (o *Object) keepField(v string, p Path, raw []byte) error {
 	return nil
 }
 
+// keepDroppable is keepField for a field a drop rule gives up: kept in the
+// annotation only while the annotations stay within the API server's
+// limit (see flushPreserved).
+func (o *Object) keepDroppable(v string, p Path, raw []byte) error {
+	if err := o.keepField(v, p, raw); err != nil {
+		return err
+	}
+	w := o.whole()
+	w.pres.droppable = append(w.pres.droppable, keptAt{version: v, key: o.stashKey(p)})
+	return nil
+}
+
 // takeField removes and returns the kept value of a field version v owns.
 func (o *Object) takeField(v string, p Path) ([]byte, bool, error) {
 	s, err := o.stashOf(v, false)
@@ -137,7 +167,8 @@ func (o *Object) keepExact(v string, p Path, value, as []byte) error {
 }
 
 // takeExact removes the exact value kept for p and returns it if the value
-// it was converted to is still as (an edit since then wins).
+// it was converted to is still as (nil: no value): an edit since then
+// wins, unless the rule says the kept value does (Object.keptWins).
 func (o *Object) takeExact(v string, p Path, as []byte) ([]byte, bool, error) {
 	s, err := o.stashOf(v, false)
 	if err != nil || s == nil {
@@ -148,12 +179,48 @@ func (o *Object) takeExact(v string, p Path, as []byte) ([]byte, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
+	if (e.As == nil) != (as == nil) && !o.keptWins {
+		// Kept against a value where there is none, or the other way
+		// round: not this value's, and left for the rule it belongs to.
+		return nil, false, nil
+	}
 	delete(s.Exact, k)
 	o.whole().pres.changed = true
-	if !jsonEqual(e.As, as) {
+	if !o.keptWins && as != nil && !jsonEqual(e.As, as) {
 		return nil, false, nil
 	}
 	return e.Value, true, nil
+}
+
+// keepPresence records whether field p was set (true) or missing (false)
+// in version v, which owns the record.
+func (o *Object) keepPresence(v string, p Path, set bool) error {
+	s, err := o.stashOf(v, true)
+	if err != nil {
+		return err
+	}
+	if s.Presence == nil {
+		s.Presence = map[string]bool{}
+	}
+	s.Presence[o.stashKey(p)] = set
+	o.whole().pres.changed = true
+	return nil
+}
+
+// takePresence removes and returns the presence of field p version v
+// recorded, and whether there was a record.
+func (o *Object) takePresence(v string, p Path) (set, ok bool, err error) {
+	s, err := o.stashOf(v, false)
+	if err != nil || s == nil {
+		return false, false, err
+	}
+	k := o.stashKey(p)
+	set, ok = s.Presence[k]
+	if ok {
+		delete(s.Presence, k)
+		o.whole().pres.changed = true
+	}
+	return set, ok, nil
 }
 
 func (o *Object) keepOrder(v string, p Path, keys []string) error {
@@ -208,20 +275,35 @@ func (o *Object) flushPreserved() error {
 		}
 		return o.pruneEmpty(preservedPath, 1)
 	}
-	inner, err := json.Marshal(o.pres.data) // maps marshal with sorted keys: deterministic
+	inner, size, err := o.writePreserved()
 	if err != nil {
 		return err
 	}
-	value, err := json.Marshal(string(inner))
-	if err != nil {
-		return err
-	}
-	if err := o.set(preservedPath, node{raw: o.st.keep(value)}); err != nil {
-		return &Error{Pointer: preservedPath.Pointer(), abs: true, Err: err}
-	}
-	size, err := o.annotationsSize()
-	if err != nil {
-		return err
+	if size > apirules.MaxAnnotationsBytes && len(o.pres.droppable) > 0 {
+		// What drop rules kept is kept only where it fits.
+		for _, d := range o.pres.droppable {
+			if s := o.pres.data[d.version]; s != nil {
+				delete(s.Fields, d.key)
+				if s.empty() {
+					delete(o.pres.data, d.version)
+				}
+			}
+		}
+		if len(o.pres.data) == 0 {
+			if _, _, err := o.del(preservedPath); err != nil {
+				return err
+			}
+			if err := o.pruneEmpty(preservedPath, 1); err != nil {
+				return err
+			}
+			inner = nil
+			size, err = o.annotationsSize()
+		} else {
+			inner, size, err = o.writePreserved()
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if size > apirules.MaxAnnotationsBytes {
 		return &Error{Pointer: preservedPath.Pointer(), abs: true, Err: fmt.Errorf(
@@ -229,6 +311,33 @@ func (o *Object) flushPreserved() error {
 			o.to, len(inner), PreservedAnnotation, size, apirules.MaxAnnotationsBytes)}
 	}
 	return nil
+}
+
+// writePreserved writes the annotation from o.pres.data and returns its
+// value and the size of the annotations with it.
+func (o *Object) writePreserved() ([]byte, int, error) {
+	// As json.Marshal writes it (maps with sorted keys: deterministic),
+	// into scratch memory.
+	st := o.st
+	start := len(st.scratch)
+	buf, ok := appendPreserved(st.scratch, o.pres.data)
+	if !ok {
+		b, err := json.Marshal(o.pres.data)
+		if err != nil {
+			return nil, 0, err
+		}
+		buf = append(st.scratch[:start], b...)
+	}
+	st.scratch = buf
+	inner := buf[start:len(buf):len(buf)]
+	vstart := len(st.scratch)
+	st.scratch = appendJSONString(st.scratch, inner)
+	value := st.scratch[vstart:len(st.scratch):len(st.scratch)]
+	if err := o.set(preservedPath, node{raw: value}); err != nil {
+		return nil, 0, &Error{Pointer: preservedPath.Pointer(), abs: true, Err: err}
+	}
+	size, err := o.annotationsSize()
+	return inner, size, err
 }
 
 // annotationsSize is the total size of the annotations as the API server
@@ -255,9 +364,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// jsonEqual compares two JSON values semantically (key order ignored,
-// numbers compared by their literal after compaction).
+// jsonEqual compares two JSON values semantically: key order ignored,
+// numbers equal when the API server writes them back the same
+// (apirules.SameNumber: 1.0 is 1), since it re-encodes every number it
+// stores.
 func jsonEqual(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
+	}
+	if eq, ok := scalarEqual(a, b); ok {
+		return eq
+	}
 	var x, y any
 	da := json.NewDecoder(strings.NewReader(string(a)))
 	da.UseNumber()
@@ -268,6 +385,30 @@ func jsonEqual(a, b []byte) bool {
 	}
 	return equalValues(x, y)
 }
+
+// scalarEqual compares two JSON scalars without decoding them into Go
+// values (no decoder, no allocation for strings without escapes): ok is
+// false when either is an object or a list.
+func scalarEqual(a, b []byte) (eq, ok bool) {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if len(a) == 0 || len(b) == 0 || a[0] == '{' || a[0] == '[' || b[0] == '{' || b[0] == '[' {
+		return false, false
+	}
+	switch {
+	case a[0] == '"' && b[0] == '"':
+		if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 {
+			return string(a) == string(b), true
+		}
+		x, _ := stringOf(node{raw: a})
+		y, _ := stringOf(node{raw: b})
+		return x == y, true
+	case isNumberStart(a[0]) && isNumberStart(b[0]):
+		return apirules.SameNumber(a, b), true
+	}
+	return string(a) == string(b), true // literals, or two kinds
+}
+
+func isNumberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
 
 func equalValues(x, y any) bool {
 	switch a := x.(type) {
@@ -294,6 +435,9 @@ func equalValues(x, y any) bool {
 			}
 		}
 		return true
+	case json.Number:
+		b, ok := y.(json.Number)
+		return ok && apirules.SameNumber([]byte(a), []byte(b))
 	default:
 		return x == y
 	}

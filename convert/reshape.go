@@ -49,6 +49,105 @@ func ItemToList(from, to Path, otherwise Otherwise) (Rule, error) {
 	return singleton("itemToList", from, to, otherwise, true)
 }
 
+// Empty says what an empty list is on the other side of ListToItem and
+// ItemToList.
+type Empty string
+
+// Policies for an empty list.
+const (
+	// EmptyOtherwise treats an empty list as any list of another length
+	// than one: the rule's Otherwise decides.
+	EmptyOtherwise Empty = ""
+	// EmptyAbsent makes an empty list a missing item, as Go's omitempty
+	// writes an empty slice: the empty list is removed and kept in the
+	// preserved annotation, and comes back while the item stays missing;
+	// a missing item is a missing list.
+	EmptyAbsent Empty = "absent"
+)
+
+// ListToItemEmpty is ListToItem with a policy for the empty list.
+func ListToItemEmpty(from, to Path, otherwise Otherwise, empty Empty) (Rule, error) {
+	return singletonEmpty("listToItem", from, to, otherwise, false, empty)
+}
+
+// ItemToListEmpty is ItemToList with a policy for the empty list.
+func ItemToListEmpty(from, to Path, otherwise Otherwise, empty Empty) (Rule, error) {
+	return singletonEmpty("itemToList", from, to, otherwise, true, empty)
+}
+
+func singletonEmpty(kind string, from, to Path, otherwise Otherwise, spokeItem bool, empty Empty) (Rule, error) {
+	r, err := singleton(kind, from, to, otherwise, spokeItem)
+	if err != nil {
+		return nil, err
+	}
+	switch empty {
+	case EmptyOtherwise:
+		return r, nil
+	case EmptyAbsent:
+	default:
+		return nil, fmt.Errorf("%s %s: empty must be absent or left out, got %q", kind, from, empty)
+	}
+	inner := r
+	if sr, ok := r.(*scopedRule); ok {
+		inner = sr.inner
+	}
+	vr := inner.(*valueRule)
+	return scoped(&emptyListRule{inner: vr, listToHub: !spokeItem}, from), nil
+}
+
+// emptyListRule is a singleton rule whose empty list is a missing item.
+type emptyListRule struct {
+	inner     *valueRule
+	listToHub bool // the spoke holds the list (listToItem)
+}
+
+func (r *emptyListRule) String() string { return r.inner.String() + " (empty: absent)" }
+func (r *emptyListRule) paths() []Path  { return r.inner.paths() }
+func (r *emptyListRule) ToHub(o *Object) error {
+	return r.run(o, r.inner.from, r.inner.to, r.listToHub, r.inner.ToHub)
+}
+func (r *emptyListRule) FromHub(o *Object) error {
+	return r.run(o, r.inner.to, r.inner.from, !r.listToHub, r.inner.FromHub)
+}
+
+// run converts src to dst; fromList says src holds the list.
+func (r *emptyListRule) run(o *Object, src, dst Path, fromList bool, apply func(*Object) error) error {
+	n, err := o.lookup(src)
+	if err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	switch {
+	case fromList && n != nil && n.kind() == '[' && isEmptyList(o.rawOf(n)):
+		raw := o.st.keep(o.rawOf(n))
+		if _, _, err := o.del(src); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+		if err := o.pruneEmpty(src, commonPrefixLen(src, dst)); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+		return wrapRuleErr(r, src, o.keepExact(o.from, src, raw, nil))
+	case !fromList && n == nil:
+		v, ok, err := o.takeExact(o.to, dst, nil)
+		if err != nil || !ok {
+			if err == nil {
+				err = apply(o)
+			}
+			return wrapRuleErr(r, dst, err)
+		}
+		if cur, err := o.lookup(dst); err != nil || cur != nil && !o.keptWins {
+			return wrapRuleErr(r, dst, err)
+		}
+		return wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(v)}))
+	}
+	return apply(o)
+}
+
+// isEmptyList reports whether raw is the JSON of a list with no item.
+func isEmptyList(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '[' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+}
+
 func singleton(kind string, from, to Path, otherwise Otherwise, spokeItem bool) (Rule, error) {
 	f, t, err := checkPair(kind, from, to)
 	if err != nil {

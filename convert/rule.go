@@ -3,6 +3,8 @@ package convert
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/hubspoke/hubspoke/apirules"
 )
 
 // A Rule maps one aspect of a spoke version to the hub. Rules are written in
@@ -71,7 +73,19 @@ func (r *funcRule) FromHub(o *Object) error { return wrapRuleErr(r, Path{}, r.fr
 // move takes the value at src to dst. Missing stays missing; a null or zero
 // value moves as it is. Parents of src that the move empties are removed
 // below the paths' common prefix, mirroring the parents created for dst.
+//
+// A label or annotation is in every version: one the destination already
+// holds is kept in the preserved annotation (owned by the version the
+// object leaves) before it is overwritten, and one the source empties is
+// restored from there.
 func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error {
+	if len(src.segs) == 3 || len(dst.segs) == 3 { // a label or annotation is metadata.labels[k]
+		_, _, srcMeta := src.metaEntry()
+		_, _, dstMeta := dst.metaEntry()
+		if srcMeta || dstMeta {
+			return moveMeta(o, r, src, dst, srcMeta, dstMeta, conv)
+		}
+	}
 	if len(src.segs) == len(dst.segs) && commonPrefixLen(src, dst) >= len(src.segs)-1 {
 		return moveWithin(o, r, src, dst, conv)
 	}
@@ -100,6 +114,90 @@ func move(o *Object, r Rule, src, dst Path, conv func(node) (node, error)) error
 		return wrapRuleErr(r, dst, err)
 	}
 	return wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+}
+
+// moveMeta is move where src or dst is a label or an annotation.
+func moveMeta(o *Object, r Rule, src, dst Path, srcMeta, dstMeta bool, conv func(node) (node, error)) error {
+	n, err := o.lookup(src)
+	if err != nil {
+		return wrapRuleErr(r, src, err)
+	}
+	if n == nil {
+		if dstMeta && !src.Equal(dst) {
+			// The object's own label, which the other version would read
+			// as the field: kept aside, to come back with the object.
+			if d, err := o.lookup(dst); err != nil {
+				return wrapRuleErr(r, dst, err)
+			} else if d != nil {
+				if err := o.keepField(o.from, dst, o.st.keep(o.rawOf(d))); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+				if _, _, err := o.del(dst); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+				if err := o.pruneEmpty(dst, 1); err != nil {
+					return wrapRuleErr(r, dst, err)
+				}
+			}
+		}
+		if srcMeta && !src.Equal(dst) {
+			return wrapRuleErr(r, src, restoreMeta(o, src))
+		}
+		return nil
+	}
+	v := *n
+	if conv != nil && !v.isNull() {
+		if v, err = conv(v); err != nil {
+			return err
+		}
+	}
+	if dstMeta {
+		if err := checkMetaValue(dst, v); err != nil {
+			return ruleErr(r, dst, "%v", err)
+		}
+	}
+	if d, err := o.lookup(dst); err != nil {
+		return wrapRuleErr(r, dst, err)
+	} else if d != nil && !(dstMeta && src.Equal(dst)) {
+		if !dstMeta {
+			return ruleErr(r, dst, "both %s and %s are set; refusing to overwrite %s", o.pointer(src), o.pointer(dst), o.pointer(dst))
+		}
+		// The object's own label: kept, to come back with it.
+		if err := o.keepField(o.from, dst, o.st.keep(o.rawOf(d))); err != nil {
+			return wrapRuleErr(r, dst, err)
+		}
+	}
+	if !src.Equal(dst) {
+		if _, _, err := o.del(src); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+	}
+	if err := o.set(dst, v); err != nil {
+		return wrapRuleErr(r, dst, err)
+	}
+	if srcMeta && !src.Equal(dst) {
+		if err := restoreMeta(o, src); err != nil {
+			return wrapRuleErr(r, src, err)
+		}
+	}
+	if field, _, _ := dst.metaEntry(); field == "annotations" {
+		if size, err := o.whole().annotationsSize(); err != nil {
+			return wrapRuleErr(r, dst, err)
+		} else if size > apirules.MaxAnnotationsBytes {
+			return ruleErr(r, dst, "writing the annotation grows metadata.annotations to %d bytes, over the API server's limit of %d bytes", size, apirules.MaxAnnotationsBytes)
+		}
+	}
+	return wrapRuleErr(r, src, o.pruneEmpty(src, max(commonPrefixLen(src, dst), 1)))
+}
+
+// restoreMeta puts back the label or annotation at p that the version the
+// object is converted to had before a rule wrote over it or set it aside.
+func restoreMeta(o *Object, p Path) error {
+	kept, ok, err := o.takeField(o.to, p)
+	if err != nil || !ok {
+		return err
+	}
+	return o.set(p, node{raw: o.st.keep(kept)})
 }
 
 // moveWithin is move for two keys of one object (or one key): the value
@@ -183,6 +281,12 @@ func checkPair(kind string, from, to Path) (Path, Path, error) {
 	}
 	if !from.Equal(to) && (from.HasPrefix(to) || to.HasPrefix(from)) {
 		return Path{}, Path{}, fmt.Errorf("%s: cannot move %s into or out of itself (%s); the inverse would be ambiguous", kind, from, to)
+	}
+	if n := len(from.scope); n > 0 && from.scope[n-1].sel.kind == selTree && !from.Equal(to) {
+		st := from.scope[n-1]
+		if k := st.segs[len(st.segs)-1]; len(from.segs) > 0 && from.segs[0] == k || len(to.segs) > 0 && to.segs[0] == k {
+			return Path{}, Path{}, fmt.Errorf("%s: %s and %s change %q, the key under which the items of [**] hold their children, so the tree would not be the same on both sides", kind, from, to, k)
+		}
 	}
 	return from.innerPath(), to.innerPath(), nil
 }

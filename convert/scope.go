@@ -177,6 +177,17 @@ func (r *scopedRule) renameIn(o *Object, it *node, from, to int) error {
 
 // each runs apply on every item selected by r.scope[depth:] under o.
 func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir int) error {
+	var at Path
+	if depth < len(r.at) {
+		at = r.at[depth]
+	}
+	return r.eachAt(o, depth, at, 0, apply, dir)
+}
+
+// eachAt is each for the list or map at at, under o. level counts the
+// lists of a tree selector ([**]) above it: level 0 is the list the path
+// names, level 1 the lists its items hold under the same key, and so on.
+func (r *scopedRule) eachAt(o *Object, depth int, at Path, level int, apply func(*Object) error, dir int) error {
 	if depth == len(r.scope) {
 		err := apply(o)
 		if e, ok := err.(*Error); ok && !e.abs && o.top != nil {
@@ -189,7 +200,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 		}
 		return err
 	}
-	st, at := r.scope[depth], r.at[depth]
+	st := r.scope[depth]
 	n, err := o.lookup(at)
 	if err != nil {
 		return r.fail(o.pointer(at), err)
@@ -197,8 +208,9 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 	if n == nil || n.isNull() {
 		return nil
 	}
-	sub := o.st.subObject(depth)
-	*sub = Object{st: o.st, from: o.from, to: o.to, top: o.whole(), item: itemRef{parent: o, at: at, index: -1}}
+	slot := depth + level*(len(r.scope)+1) // the item object and root of this depth and level
+	sub := o.st.subObject(slot)
+	*sub = Object{st: o.st, from: o.from, to: o.to, top: o.whole(), item: itemRef{parent: o, at: at, index: -1}, keptWins: o.keptWins}
 	if st.sel.kind == selValues {
 		if ok, err := o.st.expand(n); err != nil {
 			return r.fail(o.pointer(at), err)
@@ -212,7 +224,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 				continue
 			}
 			sub.item.key = decodeKey(m.rawKey)
-			v, ch, err := r.item(sub, depth, apply, dir, m.val)
+			v, ch, err := r.item(sub, depth, slot, level, apply, dir, m.val)
 			if err != nil {
 				return err
 			}
@@ -246,7 +258,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 	var keys itemKeys
 	for i := 0; i < len(l.items); i++ {
 		sub.item.index = i
-		if st.sel.kind != selItems {
+		if st.sel.kind != selItems && st.sel.kind != selTree {
 			keyRaw, match, err := selectItem(o, &l.items[i], st.sel)
 			if err != nil {
 				return r.fail(sub.ptrBase(), err)
@@ -259,7 +271,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 			}
 			sub.item.keyRaw, sub.item.field = keyRaw, st.sel.key
 		}
-		if r.rename != nil && depth == len(r.scope)-1 {
+		if r.rename != nil && depth == len(r.scope)-1 && st.sel.kind != selTree {
 			// A rename between two keys of the items: on the item
 			// itself, with no item object around it; with [*], on
 			// the run of items from it that renamePartial can do.
@@ -279,7 +291,7 @@ func (r *scopedRule) each(o *Object, depth int, apply func(*Object) error, dir i
 			changed = changed || l.items[i].changed()
 			continue
 		}
-		v, ch, err := r.item(sub, depth, apply, dir, l.items[i])
+		v, ch, err := r.item(sub, depth, slot, level, apply, dir, l.items[i])
 		if err != nil {
 			return err
 		}
@@ -336,10 +348,19 @@ func (ks *itemKeys) add(key []byte, i int) (int, bool) {
 	return 0, false
 }
 
-// item runs the rest of the scope on one item, held by sub, and returns
-// the item after it, and whether it changed.
-func (r *scopedRule) item(sub *Object, depth int, apply func(*Object) error, dir int, it node) (node, bool, error) {
-	sub.root = node{obj: sub.st.itemRoot(depth, it)}
+// item runs the rest of the scope on one item, held by sub (slot is its
+// place in the state's item objects), and returns the item after it, and
+// whether it changed. Under a tree selector the items of the item's own
+// list of that key come first, so that a rule renaming that key finds
+// them under it.
+func (r *scopedRule) item(sub *Object, depth, slot, level int, apply func(*Object) error, dir int, it node) (node, bool, error) {
+	sub.root = node{obj: sub.st.itemRoot(slot, it)}
+	if st := r.scope[depth]; st.sel.kind == selTree {
+		children := Path{segs: []string{itemKey, st.segs[len(st.segs)-1]}}
+		if err := r.eachAt(sub, depth, children, level+1, apply, dir); err != nil {
+			return node{}, false, err
+		}
+	}
 	if err := r.each(sub, depth+1, apply, dir); err != nil {
 		return node{}, false, err
 	}

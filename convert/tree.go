@@ -244,6 +244,14 @@ func (t *trie) add(p Path) {
 		if *next == nil {
 			*next = &trie{}
 		}
+		if st.sel.kind == selTree {
+			// Each item holds its children under its list's key: the
+			// items' trie goes on through them, to any depth.
+			c := (*next).addSegs(st.segs[len(st.segs)-1:])
+			if c.items == nil {
+				c.items = *next
+			}
+		}
 		t = *next
 		if st.sel.key != "" {
 			t.addSegs([]string{st.sel.key}) // the list-map key the selector reads
@@ -297,6 +305,10 @@ type state struct {
 	// object a scoped rule works with and its root.
 	subs  []*Object
 	roots []*objNode
+	// ctx is the JSON of the whole object for the cel expressions of the
+	// rule being run (see Object.objectContext), valid while ctxOK.
+	ctx   []byte
+	ctxOK bool
 }
 
 // itemRoot returns the object a scoped rule of nesting depth d sees an item
@@ -367,6 +379,7 @@ func putState(s *state) {
 	}
 	s.p.data = nil
 	s.obj = Object{}
+	s.ctx, s.ctxOK = nil, false
 	if cap(s.scratch) > 1<<20 {
 		s.scratch = nil
 	}

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -82,15 +83,27 @@ func (r *valueRule) keptAside(o *Object, src, dst Path, fn valueFunc) (bool, err
 		if !ok {
 			return true, nil
 		}
-		if cur, err := o.lookup(dst); err != nil || cur != nil {
+		if cur, err := o.lookup(dst); err != nil || cur != nil && !o.keptWins {
 			return true, wrapRuleErr(r, dst, err)
 		}
 		return true, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+	}
+	if ok && o.keptWins {
+		// The kept value wins over the value set since.
+		keep := func(node) (node, error) { return node{raw: o.st.keep(kept)}, nil }
+		return true, wrapRuleErr(r, src, move(o, r, src, dst, keep))
 	}
 	if n.isNull() {
 		return false, nil
 	}
 	raw := o.rawOf(n)
+	// An exact value the destination version kept against this value
+	// comes back first (see celRule.aside).
+	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
+		return true, wrapRuleErr(r, dst, err)
+	} else if ok {
+		return true, move(o, r, src, dst, func(node) (node, error) { return node{raw: o.st.keep(v)}, nil })
+	}
 	var ae *asideError
 	if _, _, err := fn(o.st.scratch, readAs(*n, raw)); !errors.As(err, &ae) {
 		return false, nil
@@ -173,12 +186,18 @@ type EnumValues struct {
 	// annotation and comes back unchanged (unless the spoke value was
 	// edited since).
 	HubOnly []EnumPair
+	// Typed says the values of Pairs and HubOnly are JSON values, each a
+	// string, a number or a boolean (`"Fast"`, `1`, `2.5`, `true`), not
+	// strings: an enum over integers (a Go iota), numbers or booleans,
+	// or between them and strings. A number matches by value (1.0 is 1);
+	// one spelled otherwise than the API server writes it is kept exact.
+	Typed bool
 }
 
 // Enum maps the string values of the spoke field from to those of the hub
 // field to, one to one. A value outside the mapping fails the conversion,
 // naming the field, the value and the allowed values. EnumWith also takes
-// many-to-one mappings and hub-only values.
+// many-to-one mappings, hub-only values and values other than strings.
 func Enum(from, to Path, values map[string]string) (Rule, error) {
 	var v EnumValues
 	seen := map[string]string{}
@@ -192,8 +211,100 @@ func Enum(from, to Path, values map[string]string) (Rule, error) {
 	return EnumWith(from, to, v)
 }
 
-// EnumWith maps the string values of the spoke field from to those of the
-// hub field to by v (see EnumValues).
+// enumSide is one side's values of an enum, by their JSON: strings by
+// their content, numbers and booleans by the API server's spelling.
+type enumSide struct {
+	str, other map[string]int // -> index in values
+	values     [][]byte       // each value as JSON, as the API server writes it
+	names      []string       // each value for messages
+}
+
+func (e *enumSide) add(v []byte, label string) (int, bool) {
+	if e.str == nil {
+		e.str, e.other = map[string]int{}, map[string]int{}
+	}
+	m, k := e.keyOf(v)
+	if i, dup := m[k]; dup {
+		return i, false
+	}
+	m[k] = len(e.values)
+	e.values = append(e.values, v)
+	e.names = append(e.names, label)
+	return len(e.values) - 1, true
+}
+
+// keyOf returns the map and key of the value v (canonical JSON).
+func (e *enumSide) keyOf(v []byte) (map[string]int, string) {
+	if v[0] == '"' {
+		s, _ := stringOf(node{raw: v})
+		return e.str, s
+	}
+	return e.other, string(v)
+}
+
+// find looks n up: its index, whether n is spelled as the value is
+// written back (a number such as 1.0 is not), and whether it is there.
+func (e *enumSide) find(n node) (int, bool, bool) {
+	switch k := n.kind(); {
+	case k == '"':
+		s, _ := stringBytes(n)
+		i, ok := e.str[string(s)]
+		return i, true, ok
+	case k == 't' || k == 'f':
+		i, ok := e.other[string(n.raw)]
+		return i, true, ok
+	case k == '-' || k >= '0' && k <= '9':
+		if i, ok := e.other[string(n.raw)]; ok {
+			return i, true, true
+		}
+		var buf [32]byte
+		c, ok := apirules.CanonicalNumber(buf[:0], n.raw)
+		if !ok {
+			return 0, false, false
+		}
+		i, ok := e.other[string(c)]
+		return i, false, ok
+	}
+	return 0, false, false
+}
+
+func (e *enumSide) list(extra ...*enumSide) string {
+	var names []string
+	for _, s := range append([]*enumSide{e}, extra...) {
+		names = append(names, s.names...)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// enumJSON returns v, a value of an enum, as canonical JSON and its name
+// for messages.
+func enumJSON(v string, typed bool) ([]byte, string, error) {
+	if !typed {
+		return quoteKey(v), strconv.Quote(v), nil
+	}
+	raw := []byte(strings.TrimSpace(v))
+	if !json.Valid(raw) || len(raw) == 0 {
+		return nil, "", fmt.Errorf("value %s is not JSON", v)
+	}
+	switch k := raw[0]; {
+	case k == '"':
+		s, _ := stringOf(node{raw: raw})
+		return quoteKey(s), strconv.Quote(s), nil
+	case k == 't' || k == 'f':
+		return raw, string(raw), nil
+	case k == '-' || k >= '0' && k <= '9':
+		c, ok := apirules.CanonicalNumber(nil, raw)
+		if !ok {
+			return nil, "", fmt.Errorf("value %s is a number the API server cannot hold", raw)
+		}
+		return c, string(c), nil
+	}
+	return nil, "", fmt.Errorf("value %s is not a string, a number or a boolean", raw)
+}
+
+// EnumWith maps the values of the spoke field from to those of the hub
+// field to by v (see EnumValues).
 func EnumWith(from, to Path, v EnumValues) (Rule, error) {
 	f, t, err := checkPair("enum", from, to)
 	if err != nil {
@@ -202,70 +313,83 @@ func EnumWith(from, to Path, v EnumValues) (Rule, error) {
 	if len(v.Pairs) == 0 {
 		return nil, fmt.Errorf("enum %s: no values", from)
 	}
-	fwd := map[string]string{}
-	inv := map[string]string{} // hub -> canonical spoke
+	var spoke, hub, shown enumSide
+	fwd := []int{} // spoke index -> hub index
+	inv := []int{} // hub index -> canonical spoke index
+	var show []int // shown (hub-only) index -> spoke index
 	for _, p := range v.Pairs {
-		if h, dup := fwd[p.Spoke]; dup {
-			return nil, fmt.Errorf("enum %s: spoke value %q is mapped twice (to %q and %q)", from, p.Spoke, h, p.Hub)
+		sv, sn, err := enumJSON(p.Spoke, v.Typed)
+		if err != nil {
+			return nil, fmt.Errorf("enum %s: spoke %w", from, err)
 		}
-		fwd[p.Spoke] = p.Hub
-		if _, ok := inv[p.Hub]; !ok {
-			inv[p.Hub] = p.Spoke
+		hv, hn, err := enumJSON(p.Hub, v.Typed)
+		if err != nil {
+			return nil, fmt.Errorf("enum %s: hub %w", from, err)
 		}
+		si, isNew := spoke.add(sv, sn)
+		if !isNew {
+			return nil, fmt.Errorf("enum %s: spoke value %s is mapped twice (to %s and %s)", from, sn, hub.names[fwd[si]], hn)
+		}
+		hi, isNew := hub.add(hv, hn)
+		if isNew {
+			inv = append(inv, si)
+		}
+		fwd = append(fwd, hi)
 	}
-	shown := map[string]string{} // hub-only value -> spoke value
 	for _, p := range v.HubOnly {
-		if s, ok := inv[p.Hub]; ok {
-			return nil, fmt.Errorf("enum %s: hub value %q is not hub-only: spoke value %q maps to it", from, p.Hub, s)
+		hv, hn, err := enumJSON(p.Hub, v.Typed)
+		if err != nil {
+			return nil, fmt.Errorf("enum %s: hub-only %w", from, err)
 		}
-		if _, dup := shown[p.Hub]; dup {
-			return nil, fmt.Errorf("enum %s: hub-only value %q is listed twice", from, p.Hub)
+		sv, sn, err := enumJSON(p.Spoke, v.Typed)
+		if err != nil {
+			return nil, fmt.Errorf("enum %s: hub-only value %s: %w", from, hn, err)
 		}
-		if _, ok := fwd[p.Spoke]; !ok {
-			return nil, fmt.Errorf("enum %s: hub-only value %q is shown as %q, which is not a spoke value of the mapping", from, p.Hub, p.Spoke)
+		if hi, _, ok := hub.find(node{raw: hv}); ok {
+			return nil, fmt.Errorf("enum %s: hub value %s is not hub-only: spoke value %s maps to it", from, hn, spoke.names[inv[hi]])
 		}
-		shown[p.Hub] = p.Spoke
+		if _, isNew := shown.add(hv, hn); !isNew {
+			return nil, fmt.Errorf("enum %s: hub-only value %s is listed twice", from, hn)
+		}
+		si, _, ok := spoke.find(node{raw: sv})
+		if !ok {
+			return nil, fmt.Errorf("enum %s: hub-only value %s is shown as %s, which is not a spoke value of the mapping", from, hn, sn)
+		}
+		show = append(show, si)
 	}
-	spokeList, hubList := quotedList(fwd), quotedList(inv, shown)
+	spokeList, hubList := spoke.list(), hub.list(&shown)
 	toHub := func(dst []byte, n node) ([]byte, bool, error) {
-		s, ok := stringBytes(n)
+		si, canonical, ok := spoke.find(n)
 		if !ok {
-			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), spokeList)
+			return nil, false, enumMiss(n, spokeList, v.Typed)
 		}
-		h, ok := fwd[string(s)]
-		if !ok {
-			return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", s, spokeList)
-		}
-		return appendQuoted(dst, h), inv[h] == string(s), nil
+		hi := fwd[si]
+		return append(dst, hub.values[hi]...), canonical && inv[hi] == si, nil
 	}
 	fromHub := func(dst []byte, n node) ([]byte, bool, error) {
-		h, ok := stringBytes(n)
-		if !ok {
-			return nil, false, fmt.Errorf("value %s is %s, not a string; allowed values: %s", n.raw, describe(n), hubList)
+		if hi, canonical, ok := hub.find(n); ok {
+			return append(dst, spoke.values[inv[hi]]...), canonical, nil
 		}
-		if s, ok := inv[string(h)]; ok {
-			return appendQuoted(dst, s), true, nil
+		if i, _, ok := shown.find(n); ok {
+			return append(dst, spoke.values[show[i]]...), false, nil
 		}
-		if s, ok := shown[string(h)]; ok {
-			return appendQuoted(dst, s), false, nil
-		}
-		return nil, false, fmt.Errorf("value %q is not mapped; allowed values: %s", h, hubList)
+		return nil, false, enumMiss(n, hubList, v.Typed)
 	}
 	return scoped(&valueRule{kind: "enum", from: f, to: t, toHub: toHub, fromHub: fromHub}, from), nil
 }
 
-// quotedList lists the keys of the maps, sorted and quoted, for messages.
-func quotedList(ms ...map[string]string) string {
-	var keys []string
-	for _, m := range ms {
-		keys = append(keys, sortedKeys(m)...)
+// enumMiss says why n is not a value of an enum.
+func enumMiss(n node, allowed string, typed bool) error {
+	switch k := n.kind(); {
+	case k == '"':
+		s, _ := stringOf(n)
+		return fmt.Errorf("value %q is not mapped; allowed values: %s", s, allowed)
+	case typed && (k == 't' || k == 'f' || k == '-' || k >= '0' && k <= '9'):
+		return fmt.Errorf("value %s is not mapped; allowed values: %s", n.raw, allowed)
+	case typed:
+		return fmt.Errorf("value %s is %s, not a string, a number or a boolean; allowed values: %s", compact(n.raw), describe(n), allowed)
 	}
-	sort.Strings(keys)
-	quoted := make([]string, len(keys))
-	for i, a := range keys {
-		quoted[i] = strconv.Quote(a)
-	}
-	return strings.Join(quoted, ", ")
+	return fmt.Errorf("value %s is %s, not a string; allowed values: %s", compact(n.raw), describe(n), allowed)
 }
 
 // --- durations ----------------------------------------------------------------
@@ -355,24 +479,10 @@ func duration(from, to Path, unit time.Duration, round Rounding, spokeString boo
 		}
 		q, rem := int64(d)/int64(unit), int64(d)%int64(unit)
 		if rem != 0 {
-			switch round {
-			case RoundReject:
+			if round == RoundReject {
 				return nil, false, fmt.Errorf("duration %q is not a whole number of %s (round: reject; choose floor, ceil or round to allow it)", s, name)
-			case RoundFloor:
-				if rem < 0 {
-					q--
-				}
-			case RoundCeil:
-				if rem > 0 {
-					q++
-				}
-			case RoundHalf:
-				if rem < 0 && -rem*2 >= int64(unit) {
-					q--
-				} else if rem > 0 && rem*2 >= int64(unit) {
-					q++
-				}
 			}
+			q = roundQuotient(q, rem, int64(unit), round)
 		}
 		exact := rem == 0 && time.Duration(q*int64(unit)).String() == s
 		return strconv.AppendInt(dst, q, 10), exact, nil
@@ -456,11 +566,26 @@ func StringToInt(from, to Path) (Rule, error) {
 // Scale converts an integer between units: the hub value is the spoke value
 // multiplied by multiply, or divided by divide (exactly one of them is set).
 // A division that is not exact fails the conversion, as does an overflow of
-// int64.
+// int64 (ScaleRound rounds it instead).
 func Scale(from, to Path, multiply, divide int64) (Rule, error) {
+	return ScaleRound(from, to, multiply, divide, RoundReject)
+}
+
+// ScaleRound is Scale with a rounding policy for a division that is not
+// exact (RoundReject fails, as Scale does): the quotient is rounded, and
+// the exact value kept in the preserved annotation and restored on the way
+// back while the rounded value is unchanged.
+func ScaleRound(from, to Path, multiply, divide int64, round Rounding) (Rule, error) {
 	f, t, err := checkPair("scale", from, to)
 	if err != nil {
 		return nil, err
+	}
+	switch round {
+	case "":
+		round = RoundReject
+	case RoundReject, RoundFloor, RoundCeil, RoundHalf:
+	default:
+		return nil, fmt.Errorf("scale %s: round must be one of reject, floor, ceil, round; got %q", from, round)
 	}
 	if (multiply == 0) == (divide == 0) {
 		return nil, fmt.Errorf("scale %s: set exactly one of multiply and divide", from)
@@ -486,8 +611,11 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 			if err != nil {
 				return nil, false, err
 			}
-			if v%f != 0 {
-				return nil, false, fmt.Errorf("%d is not a multiple of %d, so it cannot be converted exactly", v, f)
+			if q, rem := v/f, v%f; rem != 0 {
+				if round == RoundReject {
+					return nil, false, fmt.Errorf("%d is not a multiple of %d, so it cannot be converted exactly (round: reject; choose floor, ceil or round to keep the exact value)", v, f)
+				}
+				return strconv.AppendInt(dst, roundQuotient(q, rem, f, round), 10), false, nil
 			}
 			return strconv.AppendInt(dst, v/f, 10), canonical, nil
 		}
@@ -500,7 +628,32 @@ func Scale(from, to Path, multiply, divide int64) (Rule, error) {
 		r.detail = fmt.Sprintf("divide %d", divide)
 		r.toHub, r.fromHub = div(divide), mul(divide)
 	}
+	if round != RoundReject {
+		r.detail += ", round " + string(round)
+	}
 	return scoped(r, from), nil
+}
+
+// roundQuotient rounds q, the truncated quotient of a division by f > 0
+// with remainder rem != 0, by round.
+func roundQuotient(q, rem, f int64, round Rounding) int64 {
+	switch round {
+	case RoundFloor:
+		if rem < 0 {
+			q--
+		}
+	case RoundCeil:
+		if rem > 0 {
+			q++
+		}
+	case RoundHalf: // halves away from zero; |rem| < f, so f-|rem| cannot overflow
+		if rem < 0 && -rem >= f+rem {
+			q--
+		} else if rem > 0 && rem >= f-rem {
+			q++
+		}
+	}
+	return q
 }
 
 // intOf reads n as an int64 integer literal. canonical reports whether v

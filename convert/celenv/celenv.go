@@ -5,6 +5,12 @@
 // the same per-call cost limit and the same estimator, at the compatibility
 // version the API server uses for new expressions.
 //
+// Expressions see self, the value of the rule's field, and object, the
+// whole object as the rules before left it (read lazily: only the members
+// an expression reads are decoded); fail("message") refuses a value with
+// that message (a convert.Refusal). Numbers come out as the API server
+// writes them (apirules.AppendFloat).
+//
 // It is kept out of package convert because the Kubernetes CEL libraries
 // link net/http. The hubspoke binaries link it; a program of your own that
 // loads rule files with cel rules links it with
@@ -38,8 +44,10 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/cel/library"
 
+	"github.com/hubspoke/hubspoke/apirules"
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/internal/jsonscan"
 )
 
 func init() { rules.RegisterCEL(Compiler()) }
@@ -50,6 +58,16 @@ const PerCallLimit = celconfig.PerCallLimit
 
 // Self is the variable bound to the value of the rule's source field.
 const Self = "self"
+
+// lazySize is the size of a JSON object from which self is read lazily,
+// member by member as the expression reads them, rather than decoded
+// whole.
+const lazySize = 512
+
+// Object is the variable bound to the whole object, as the rules before
+// the running one left it (without the preserved annotation): read-only
+// context such as metadata.namespace or a label.
+const Object = "object"
 
 type compiler struct {
 	once sync.Once
@@ -67,7 +85,16 @@ func (c *compiler) init() {
 		base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 		set, err := base.Extend(environment.VersionedOptions{
 			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []cel.EnvOption{cel.Variable(Self, cel.DynType)},
+			EnvOptions: []cel.EnvOption{
+				cel.Variable(Self, cel.DynType),
+				cel.Variable(Object, cel.DynType),
+				cel.Function("fail",
+					cel.Overload("fail_string", []*cel.Type{cel.StringType}, cel.DynType,
+						cel.UnaryBinding(func(msg ref.Val) ref.Val {
+							s, _ := msg.(types.String)
+							return types.WrapErr(&convert.Refusal{Message: string(s)})
+						}))),
+			},
 		})
 		if err != nil {
 			c.err = err
@@ -96,21 +123,70 @@ func (c *compiler) Compile(expr string) (convert.CELExpression, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling %q: %w", expr, err)
 	}
-	return &expression{src: expr, prog: prog}, nil
+	x := &expression{src: expr, prog: prog}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		if r.Name == Object {
+			x.usesObject = true
+		}
+	}
+	return x, nil
 }
 
 type expression struct {
-	src  string
-	prog cel.Program
+	src        string
+	prog       cel.Program
+	usesObject bool
 }
 
+// UsesObject reports whether the expression reads the variable object.
+func (x *expression) UsesObject() bool { return x.usesObject }
+
 // Eval decodes self, evaluates the expression and encodes the result.
-func (x *expression) Eval(self []byte) ([]byte, error) {
-	v, err := decode(self)
-	if err != nil {
-		return nil, err
+func (x *expression) Eval(self []byte) ([]byte, error) { return x.EvalContext(self, nil) }
+
+// EvalContext is Eval with object bound to the JSON of the whole object
+// (nil: unbound); its preserved annotation is left out.
+func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
+	var sv ref.Val
+	var doc *jsonscan.Scanner
+	if object != nil {
+		var done func()
+		doc, done = newDoc(object)
+		defer done()
 	}
-	out, det, err := x.prog.Eval(map[string]any{Self: adapter{}.NativeToValue(v)})
+	switch {
+	case doc != nil && len(self) == len(object) && &self[0] == &object[0]:
+		// self is the whole object (a when or derive of a rule without
+		// selectors): read lazily, as object is.
+		v, err := objectValue(doc)
+		if err != nil {
+			return nil, err
+		}
+		sv = v
+	case len(self) > lazySize:
+		sdoc, done := newDoc(self)
+		defer done()
+		v, err := valueAt(sdoc, 0, inside)
+		if err != nil {
+			return nil, err
+		}
+		sv = v
+	default:
+		v, err := decode(self)
+		if err != nil {
+			return nil, err
+		}
+		sv = adapter{}.NativeToValue(v)
+	}
+	vars := map[string]any{Self: sv}
+	if doc != nil {
+		ov, err := objectValue(doc)
+		if err != nil {
+			return nil, fmt.Errorf("object: %w", err)
+		}
+		vars[Object] = ov
+	}
+	out, det, err := x.prog.Eval(vars)
 	if err != nil {
 		if det != nil {
 			if cost := det.ActualCost(); cost != nil && *cost > PerCallLimit {
@@ -253,7 +329,7 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%v is not a JSON number", f)
 		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
+		return apirules.AppendFloat(b, f), nil // as the API server writes it
 	case types.StringType:
 		return appendString(b, string(v.(types.String))), nil
 	case types.BytesType:

@@ -191,8 +191,8 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct{ name, rules, want string }{
 		{"compile error", "    - cel: {from: spec.a, toHub: 'self +', fromHub: self}\n",
 			`f.yaml:11:34: spec.spokes[0].rules[0].cel.toHub: compiling "self +": ERROR: <input>:1:7: Syntax error`},
-		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: object.spec\n",
-			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "object.spec": ERROR: <input>:1:1: undeclared reference to 'object'`},
+		{"undeclared", "    - cel:\n        from: spec.a\n        toHub: self\n        fromHub: obj.spec\n",
+			`f.yaml:14:18: spec.spokes[0].rules[0].cel.fromHub: compiling "obj.spec": ERROR: <input>:1:1: undeclared reference to 'obj'`},
 		{"one direction", "    - cel: {from: spec.a, toHub: self}\n", `f.yaml:11:12: spec.spokes[0].rules[0].cel.fromHub: missing; both directions are required`},
 		{"bad otherwise", "    - cel: {from: spec.a, toHub: self, fromHub: self, otherwise: drop}\n", `f.yaml:11:66: spec.spokes[0].rules[0].cel.otherwise: cel spec.a: otherwise must be fail or keep, got "drop"`},
 		{"metadata", "    - cel: {from: metadata.name, toHub: self, fromHub: self}\n", `spec.spokes[0].rules[0].cel: cel: from: path metadata.name`},
@@ -327,6 +327,70 @@ func TestInsideItems(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, string(out)); diff != "" {
 			t.Errorf("%s to %s (-want +got):\n%s", tt.in, tt.to, diff)
+		}
+	}
+}
+
+// TestKeptValueWithNoFormBack (issue 27, bug 1): under otherwise: keep, a
+// hub value whose spoke value has no form on the way back (toHub gives
+// optional.none() for false) is kept exact in the spoke and restored: the
+// hub gets spec.ready: false back, and no spoke entry is left behind.
+func TestKeptValueWithNoFormBack(t *testing.T) {
+	c := load(t, `    - cel:
+        from: spec.enabled
+        to: spec.ready
+        toHub: 'self ? optional.of(true) : optional.none()'
+        fromHub: self
+        otherwise: keep
+`)
+	for _, in := range []string{
+		job("v1", `},"spec":{"ready":false}`),
+		job("v1", `},"spec":{"ready":true}`),
+	} {
+		spoke, err := c.Convert(nil, []byte(in), "example.com/v1alpha1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := c.Convert(nil, spoke, "example.com/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != in {
+			t.Errorf("hub -> spoke -> hub:\n got %s\nwant %s\n(spoke %s)", back, in, spoke)
+		}
+	}
+	// A spoke false has no form in the hub: kept aside, and restored.
+	in := job("v1alpha1", `},"spec":{"enabled":false}`)
+	hub, err := c.Convert(nil, []byte(in), "example.com/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := c.Convert(nil, hub, "example.com/v1alpha1")
+	if err != nil || string(back) != in {
+		t.Errorf("spoke -> hub -> spoke: %s, %v; want %s (hub %s)", back, err, in, hub)
+	}
+}
+
+// TestNumbersAsTheAPIServerWritesThem (issue 27, bug 2): a double is
+// written as the API server's encoder writes it (-6.854534149169922e-7,
+// not e-07), so an identity expression gives the value back byte for byte
+// and keeps nothing, and a computed value is stored as written.
+func TestNumbersAsTheAPIServerWritesThem(t *testing.T) {
+	c := load(t, "    - cel: {from: spec.x, toHub: self, fromHub: self}\n    - cel: {from: spec.y, toHub: self * 0.5, fromHub: self * 2.0, otherwise: keep}\n")
+	for _, tt := range []struct{ in, want string }{
+		{`"x":-6.854534149169922e-7`, `"x":-6.854534149169922e-7`},
+		{`"x":1e21`, `"x":1e+21`},
+		{`"x":1e+21`, `"x":1e+21`},
+		{`"x":0.000001`, `"x":0.000001`},
+		{`"x":1e20`, `"x":100000000000000000000`},
+		{`"y":0.000001`, `"y":5e-7`},
+	} {
+		out, err := c.Convert(nil, []byte(job("v1alpha1", `},"spec":{`+tt.in+`}`)), "example.com/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := job("v1", `},"spec":{`+tt.want+`}`); string(out) != want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.in, out, want)
 		}
 	}
 }

@@ -1,40 +1,56 @@
 package rules
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/hubspoke/hubspoke/convert"
 )
 
-// kind is one rule kind of the file format: the parameters it takes and how
-// it compiles. Adding a kind is one entry in kinds and a build function.
+// kind is one rule kind of the file format: the parameters it takes, the
+// modifiers it takes (when, restore, dropIfEmpty), and how it compiles.
+// Adding a kind is one entry in kinds and a build function.
 type kind struct {
 	params []string
+	mods   []string
 	build  func(b *build) error
 }
 
+// Modifier sets: every kind that maps a field takes all three; a kind
+// that keeps a field of one side takes when and restore.
+var (
+	pairMods = []string{"when", "restore", "dropIfEmpty"}
+	onlyMods = []string{"when", "restore"}
+)
+
 // kinds are the rule kinds, by the key that names them in a file.
 var kinds = map[string]kind{
-	"rename":      {params: []string{"from", "to"}, build: buildRename},
-	"enum":        {params: []string{"from", "to", "values", "hubValues"}, build: buildEnum},
-	"duration":    {params: []string{"from", "to", "unit", "round", "spoke"}, build: buildDuration},
-	"intToString": {params: []string{"from", "to"}, build: pairKind(convert.IntToString)},
-	"stringToInt": {params: []string{"from", "to"}, build: pairKind(convert.StringToInt)},
-	"scale":       {params: []string{"from", "to", "multiply", "divide"}, build: buildScale},
-	"listToMap":   {params: []string{"from", "to", "key", "keyType", "order"}, build: buildListMap(convert.ListToMap)},
-	"mapToList":   {params: []string{"from", "to", "key", "keyType", "order"}, build: buildListMap(convert.MapToList)},
-	"listToItem":  {params: []string{"from", "to", "otherwise"}, build: buildSingleton(convert.ListToItem)},
-	"itemToList":  {params: []string{"from", "to", "otherwise"}, build: buildSingleton(convert.ItemToList)},
-	"split":       {params: []string{"from", "to", "pattern", "defaults", "otherwise"}, build: buildPattern(convert.Split)},
-	"join":        {params: []string{"from", "to", "pattern", "defaults", "otherwise"}, build: buildPattern(convert.Join)},
-	"hubOnly":     {params: []string{"path", "default"}, build: buildOnly(convert.HubOnly)},
-	"spokeOnly":   {params: []string{"path", "default"}, build: buildOnly(convert.SpokeOnly)},
+	"rename":      {params: []string{"from", "to"}, mods: pairMods, build: buildRename},
+	"enum":        {params: []string{"from", "to", "values", "hubValues"}, mods: pairMods, build: buildEnum},
+	"duration":    {params: []string{"from", "to", "unit", "round", "spoke"}, mods: pairMods, build: buildDuration},
+	"intToString": {params: []string{"from", "to"}, mods: pairMods, build: pairKind(convert.IntToString)},
+	"stringToInt": {params: []string{"from", "to"}, mods: pairMods, build: pairKind(convert.StringToInt)},
+	"scale":       {params: []string{"from", "to", "multiply", "divide", "round"}, mods: pairMods, build: buildScale},
+	"quantity":    {params: []string{"from", "to", "spoke", "hub", "format", "otherwise"}, mods: pairMods, build: buildQuantity},
+	"listToMap":   {params: []string{"from", "to", "key", "keyType", "order"}, mods: pairMods, build: buildListMap(convert.ListToMap)},
+	"mapToList":   {params: []string{"from", "to", "key", "keyType", "order"}, mods: pairMods, build: buildListMap(convert.MapToList)},
+	"listToItem":  {params: []string{"from", "to", "otherwise", "empty"}, mods: pairMods, build: buildSingleton(convert.ListToItemEmpty)},
+	"itemToList":  {params: []string{"from", "to", "otherwise", "empty"}, mods: pairMods, build: buildSingleton(convert.ItemToListEmpty)},
+	"split":       {params: []string{"from", "to", "pattern", "defaults", "otherwise"}, mods: pairMods, build: buildPattern(convert.Split)},
+	"join":        {params: []string{"from", "to", "pattern", "defaults", "otherwise"}, mods: pairMods, build: buildPattern(convert.Join)},
+	"hubOnly":     {params: []string{"path", "default", "derive"}, mods: onlyMods, build: buildOnly(true)},
+	"spokeOnly":   {params: []string{"path", "default", "derive"}, mods: onlyMods, build: buildOnly(false)},
+	"constant":    {params: []string{"path", "value", "in"}, mods: onlyMods, build: buildConstant},
+	"drop":        {params: []string{"path", "in", "acknowledgeLoss"}, mods: []string{"when"}, build: buildDrop},
+	"missing":     {params: []string{"path", "hub", "spoke"}, mods: []string{"when"}, build: buildMissing},
 	"funcs":       {params: []string{"name", "from", "to"}, build: buildFuncs},
-	"cel":         {params: []string{"from", "to", "toHub", "fromHub", "otherwise"}, build: buildCEL},
+	"cel":         {params: []string{"from", "to", "toHub", "fromHub", "otherwise"}, mods: pairMods, build: buildCEL},
 }
 
 // build is one rule being compiled: its YAML, and the RuleSpec it fills.
@@ -116,18 +132,14 @@ func (b *build) stringMap(k string) ([][2]string, []*yaml.Node, error) {
 	if e.val.Kind != yaml.MappingNode {
 		return nil, nil, b.l.errf(e.val, b.field+"."+k, "want a mapping, got %s", kindName(e.val))
 	}
+	ps, err := b.l.pairs(e.val, b.field+"."+k)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out [][2]string
 	var nodes []*yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(e.val.Content); i += 2 {
-		kn, vn := e.val.Content[i], e.val.Content[i+1]
-		if vn.Kind == yaml.AliasNode {
-			vn = vn.Alias
-		}
-		if seen[kn.Value] {
-			return nil, nil, b.l.errf(kn, b.field+"."+k+"."+kn.Value, "set twice")
-		}
-		seen[kn.Value] = true
+	for _, p := range ps {
+		kn, vn := p.key, p.val
 		if vn.Kind != yaml.ScalarNode || vn.Tag == "!!null" {
 			return nil, nil, b.l.errf(vn, b.field+"."+k+"."+kn.Value, "want a string")
 		}
@@ -135,6 +147,52 @@ func (b *build) stringMap(k string) ([][2]string, []*yaml.Node, error) {
 		nodes = append(nodes, vn)
 	}
 	return out, nodes, nil
+}
+
+// scalarMap reads parameter k as a mapping of scalars (strings, numbers,
+// booleans, as YAML types them: 1 is a number, "1" a string), in document
+// order, each key and value as JSON.
+func (b *build) scalarMap(k string) ([][2]string, []*yaml.Node, error) {
+	e, ok := b.m[k]
+	if !ok {
+		return nil, nil, nil
+	}
+	if e.val.Kind != yaml.MappingNode {
+		return nil, nil, b.l.errf(e.val, b.field+"."+k, "want a mapping, got %s", kindName(e.val))
+	}
+	ps, err := b.l.pairs(e.val, b.field+"."+k)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out [][2]string
+	var nodes []*yaml.Node
+	for _, p := range ps {
+		var pair [2]string
+		for i, n := range []*yaml.Node{p.key, p.val} {
+			raw, err := scalarJSON(n)
+			if err != nil {
+				return nil, nil, b.l.errf(n, b.field+"."+k+"."+p.key.Value, "%v", err)
+			}
+			pair[i] = string(raw)
+		}
+		out = append(out, pair)
+		nodes = append(nodes, p.val)
+	}
+	return out, nodes, nil
+}
+
+// scalarJSON returns a scalar node as JSON: a string, a number or a
+// boolean.
+func scalarJSON(n *yaml.Node) ([]byte, error) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return nil, fmt.Errorf("want a string, a number or a boolean, got %s", kindName(n))
+	}
+	raw, err := nodeJSON(n)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 func buildRename(b *build) error {
@@ -163,40 +221,54 @@ func buildEnum(b *build) error {
 	if _, ok := b.m["values"]; !ok {
 		return b.errAt("values", "missing")
 	}
-	pairs, _, err := b.stringMap("values")
+	pairs, _, err := b.scalarMap("values")
 	if err != nil {
 		return err
 	}
-	var v convert.EnumValues
+	v := convert.EnumValues{Typed: true}
 	values := map[string]string{}
 	first := map[string]string{}
 	for _, p := range pairs {
 		v.Pairs = append(v.Pairs, convert.EnumPair{Spoke: p[0], Hub: p[1]})
-		values[p[0]] = p[1]
+		values[plainOf(p[0])] = plainOf(p[1])
 		if _, ok := first[p[1]]; !ok {
 			first[p[1]] = p[0]
 		}
 	}
-	hubPairs, hubNodes, err := b.stringMap("hubValues")
+	hubPairs, hubNodes, err := b.scalarMap("hubValues")
 	if err != nil {
 		return err
 	}
 	hubValues := map[string]string{}
 	for i, p := range hubPairs {
 		if s, ok := first[p[0]]; ok {
-			return b.l.errf(hubNodes[i], b.field+".hubValues."+p[0], "hub value %q is not hub-only: spoke value %q maps to it", p[0], s)
+			return b.l.errf(hubNodes[i], b.field+".hubValues."+plainOf(p[0]), "hub value %s is not hub-only: spoke value %s maps to it", p[0], s)
 		}
-		if _, ok := values[p[1]]; !ok {
-			return b.l.errf(hubNodes[i], b.field+".hubValues."+p[0], "%q is not a spoke value of values", p[1])
+		if _, ok := values[plainOf(p[1])]; !ok {
+			return b.l.errf(hubNodes[i], b.field+".hubValues."+plainOf(p[0]), "%s is not a spoke value of values", p[1])
 		}
 		v.HubOnly = append(v.HubOnly, convert.EnumPair{Hub: p[0], Spoke: p[1]})
-		hubValues[p[0]] = p[1]
+		hubValues[plainOf(p[0])] = plainOf(p[1])
 	}
+	// values and hubValues spell each value plainly (a string's content,
+	// a number's literal); pairs and hubPairs as JSON, with their types.
 	b.spec.Params["values"] = values
+	b.spec.Params["pairs"] = pairs
 	if len(hubValues) > 0 {
 		b.spec.Params["hubValues"] = hubValues
+		b.spec.Params["hubPairs"] = hubPairs
 	}
 	return b.done(convert.EnumWith(b.spec.From, b.spec.To, v))
+}
+
+// plainOf returns a JSON scalar as check's model spells enum values: a
+// string's content, a number's or a boolean's literal.
+func plainOf(raw string) string {
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		return s
+	}
+	return raw
 }
 
 func buildDuration(b *build) error {
@@ -241,7 +313,35 @@ func buildScale(b *build) error {
 		}
 	}
 	b.spec.Params["multiply"], b.spec.Params["divide"] = mul, div
-	return b.done(convert.Scale(b.spec.From, b.spec.To, mul, div))
+	b.spec.Params["round"] = b.str("round")
+	return b.done(convert.ScaleRound(b.spec.From, b.spec.To, mul, div, convert.Rounding(b.str("round"))))
+}
+
+func buildQuantity(b *build) error {
+	if err := b.pair(); err != nil {
+		return err
+	}
+	spoke, hub := b.str("spoke"), b.str("hub")
+	for _, k := range []string{"spoke", "hub"} {
+		switch f := b.str(k); f {
+		case "string", "integer", "object":
+		case "":
+			return b.errAt(k, "missing: say which form the %s holds: string (\"50Gi\"), integer (53687091200) or object ({value: 50, unit: Gi})", k)
+		default:
+			return b.errAt(k, "want string, integer or object, got %q", f)
+		}
+	}
+	b.spec.Params["spoke"], b.spec.Params["hub"] = spoke, hub
+	b.spec.Params["format"], b.spec.Params["otherwise"] = b.str("format"), b.str("otherwise")
+	r, err := convert.Quantity(convert.QuantitySpec{From: b.spec.From, To: b.spec.To,
+		Spoke: convert.QuantityForm(spoke), Hub: convert.QuantityForm(hub),
+		Format: resource.Format(b.str("format")), Otherwise: convert.Otherwise(b.str("otherwise"))})
+	if err != nil {
+		if _, ok := b.m["format"]; ok && strings.Contains(err.Error(), "format") {
+			return b.errAt("format", "%v", err)
+		}
+	}
+	return b.done(r, err)
 }
 
 func buildListMap(fn func(from, to convert.Path, key string, keyType convert.KeyType, order convert.Order) (convert.Rule, error)) func(*build) error {
@@ -254,13 +354,18 @@ func buildListMap(fn func(from, to convert.Path, key string, keyType convert.Key
 	}
 }
 
-func buildSingleton(fn func(from, to convert.Path, otherwise convert.Otherwise) (convert.Rule, error)) func(*build) error {
+func buildSingleton(fn func(from, to convert.Path, otherwise convert.Otherwise, empty convert.Empty) (convert.Rule, error)) func(*build) error {
 	return func(b *build) error {
 		if err := b.pair(); err != nil {
 			return err
 		}
-		b.spec.Params["otherwise"] = b.str("otherwise")
-		return b.done(fn(b.spec.From, b.spec.To, convert.Otherwise(b.str("otherwise"))))
+		switch e := b.str("empty"); e {
+		case "", "absent":
+		default:
+			return b.errAt("empty", "want absent (an empty list is a missing item, and back), got %q", e)
+		}
+		b.spec.Params["otherwise"], b.spec.Params["empty"] = b.str("otherwise"), b.str("empty")
+		return b.done(fn(b.spec.From, b.spec.To, convert.Otherwise(b.str("otherwise")), convert.Empty(b.str("empty"))))
 	}
 }
 
@@ -289,22 +394,162 @@ func buildPattern(fn func(from, to convert.Path, p *convert.Pattern, defaults ma
 	}
 }
 
-func buildOnly(fn func(path convert.Path, def []byte) (convert.Rule, error)) func(*build) error {
+func buildOnly(inHub bool) func(*build) error {
 	return func(b *build) error {
 		p, _, err := b.path("path", true)
 		if err != nil {
 			return err
 		}
 		b.spec.From, b.spec.To = p, p
-		var def []byte
+		f := convert.OnlySide{Path: p, InHub: inHub}
 		if e, ok := b.m["default"]; ok {
-			if def, err = nodeJSON(e.val); err != nil {
+			if f.Default, err = nodeJSON(e.val); err != nil {
 				return b.errAt("default", "%v", err)
 			}
-			b.spec.Params["default"] = string(def)
+			b.spec.Params["default"] = string(f.Default)
 		}
-		return b.done(fn(p, def))
+		if _, ok := b.m["derive"]; ok {
+			if _, ok := b.m["default"]; ok {
+				return b.errAt("derive", "give a default or a derived value, not both")
+			}
+			if f.Derive, err = b.cel("derive"); err != nil {
+				return err
+			}
+			b.spec.Params["derive"] = b.str("derive")
+		}
+		return b.done(convert.OnlyOn(f))
 	}
+}
+
+// side reads parameter in: hub or spoke (def when absent).
+func (b *build) side(def string) (bool, error) {
+	switch in := b.str("in"); in {
+	case "":
+		return def == "hub", nil
+	case "hub", "spoke":
+		b.spec.Params["in"] = in
+		return in == "hub", nil
+	default:
+		return false, b.errAt("in", "want hub or spoke (the version that has the field), got %q", in)
+	}
+}
+
+func buildConstant(b *build) error {
+	p, _, err := b.path("path", true)
+	if err != nil {
+		return err
+	}
+	b.spec.From, b.spec.To = p, p
+	e, ok := b.m["value"]
+	if !ok {
+		return b.errAt("value", "missing")
+	}
+	inHub, err := b.side("hub")
+	if err != nil {
+		return err
+	}
+	v, err := nodeJSON(e.val)
+	if err != nil {
+		return b.errAt("value", "%v", err)
+	}
+	b.spec.Params["value"], b.spec.Params["in"] = string(v), map[bool]string{true: "hub", false: "spoke"}[inHub]
+	return b.done(convert.OnlyOn(convert.OnlySide{Path: p, InHub: inHub, Default: v, Constant: true}))
+}
+
+func buildDrop(b *build) error {
+	p, _, err := b.path("path", true)
+	if err != nil {
+		return err
+	}
+	b.spec.From, b.spec.To = p, p
+	reason := strings.TrimSpace(b.str("acknowledgeLoss"))
+	if reason == "" {
+		return b.errAt("acknowledgeLoss", "missing: a drop loses data where the annotation cannot keep it; say why that is acceptable (acknowledgeLoss: \"...\")")
+	}
+	inHub, err := b.side("spoke")
+	if err != nil {
+		return err
+	}
+	b.spec.Params["acknowledgeLoss"], b.spec.Params["in"] = reason, map[bool]string{true: "hub", false: "spoke"}[inHub]
+	return b.done(convert.OnlyOn(convert.OnlySide{Path: p, InHub: inHub, Drop: true}))
+}
+
+func buildMissing(b *build) error {
+	p, _, err := b.path("path", true)
+	if err != nil {
+		return err
+	}
+	b.spec.From, b.spec.To = p, p
+	var vals [2][]byte
+	for i, k := range []string{"hub", "spoke"} {
+		if e, ok := b.m[k]; ok {
+			if vals[i], err = nodeJSON(e.val); err != nil {
+				return b.errAt(k, "%v", err)
+			}
+			b.spec.Params[k] = string(vals[i])
+		}
+	}
+	if vals[0] == nil && vals[1] == nil {
+		return b.errAt("hub", "missing: give hub (the hub's value of a field the spoke lacks), spoke (the spoke's value of a field the hub lacks), or both")
+	}
+	return b.done(convert.Missing(p, vals[0], vals[1]))
+}
+
+// cel compiles the cel expression of parameter k.
+func (b *build) cel(k string) (convert.CELExpression, error) {
+	e := b.m[k]
+	if e.val.Kind != yaml.ScalarNode || e.val.Value == "" {
+		return nil, b.errAt(k, "want a CEL expression (a string)")
+	}
+	c := b.l.celCompiler()
+	if c == nil {
+		return nil, b.errAt(k, "cel expressions need a CEL environment and this program links none; link package github.com/hubspoke/hubspoke/convert/celenv (the hubspoke binaries do, unless built with -tags hubspoke_nocel)")
+	}
+	x, err := c.Compile(e.val.Value)
+	if err != nil {
+		return nil, b.errAt(k, "%v", err)
+	}
+	return x, nil
+}
+
+// modifiers applies the rule's when, restore and dropIfEmpty.
+func (b *build) modifiers() error {
+	var m convert.Modifiers
+	if _, ok := b.m["when"]; ok {
+		x, err := b.cel("when")
+		if err != nil {
+			return err
+		}
+		m.When, m.WhenSource = x, b.str("when")
+		b.spec.Params["when"] = m.WhenSource
+	}
+	switch r := b.str("restore"); r {
+	case "", "edit":
+	case "kept":
+		m.KeptWins = true
+		b.spec.Params["restore"] = r
+	default:
+		return b.errAt("restore", "want edit (an edit made through the other version wins over a kept value; the default) or kept (the kept value wins), got %q", r)
+	}
+	if e, ok := b.m["dropIfEmpty"]; ok {
+		var v bool
+		if e.val.Kind != yaml.ScalarNode || e.val.Decode(&v) != nil {
+			return b.errAt("dropIfEmpty", "want true or false")
+		}
+		m.DropIfEmpty = v
+		if v {
+			b.spec.Params["dropIfEmpty"] = true
+		}
+	}
+	if b.spec.Rule == nil {
+		return nil // funcs: none apply
+	}
+	r, err := convert.Modify(b.spec.Rule, b.spec.From, b.spec.To, m)
+	if err != nil {
+		return b.fail(err)
+	}
+	b.spec.Rule = r
+	return nil
 }
 
 func buildFuncs(b *build) error {

@@ -44,8 +44,8 @@ type SpokeSpec struct {
 
 // RuleSpec is one rule as written, with where it was written.
 type RuleSpec struct {
-	// Type is the rule kind: rename, enum, duration, intToString,
-	// stringToInt, scale, listToMap, hubOnly, spokeOnly or funcs.
+	// Type is the rule kind, as written: rename, enum, duration, quantity,
+	// hubOnly, cel, ... (the keys of the file format).
 	Type string
 	Line int
 	// From and To are the spoke and hub paths (for hubOnly and spokeOnly,
@@ -252,28 +252,94 @@ type entry struct {
 
 // mapping checks that n is a mapping with only the allowed keys, each once.
 func (l *loader) mapping(n *yaml.Node, field string, allowed ...string) (map[string]entry, error) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		return nil, l.errf(n, field, "want a mapping, got %s", kindName(n))
 	}
+	pairs, err := l.pairs(n, field)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]entry{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if v.Kind == yaml.AliasNode {
-			v = v.Alias
-		}
-		name := k.Value
+	for _, e := range pairs {
+		name := e.key.Value
 		if !contains(allowed, name) {
-			return nil, l.errf(k, join(field, name), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			return nil, l.errf(e.key, join(field, name), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
 		}
-		if _, dup := out[name]; dup {
-			return nil, l.errf(k, join(field, name), "set twice")
-		}
-		out[name] = entry{key: k, val: v}
+		out[name] = e
 	}
 	return out, nil
+}
+
+// deref follows aliases.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// isMerge reports whether k is a merge key (<<), as Kubernetes' YAML
+// reader takes it.
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "!!merge" || k.Tag == "" && k.Style == 0)
+}
+
+// pairs returns the members of the mapping n, in order, values
+// dereferenced, with merge keys (<<: *anchor, <<: [*a, *b]) applied as
+// YAML 1.1 and Kubernetes' reader apply them: a key of n itself wins over
+// a merged one, and an earlier merged mapping over a later one. A key
+// written twice in n is an error.
+func (l *loader) pairs(n *yaml.Node, field string) ([]entry, error) {
+	return l.mergePairs(n, field, 0)
+}
+
+func (l *loader) mergePairs(n *yaml.Node, field string, depth int) ([]entry, error) {
+	if depth > 100 {
+		return nil, l.errf(n, field, "merge keys nested too deeply")
+	}
+	var own, merged []entry
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if isMerge(k) {
+			var sources []*yaml.Node
+			switch v.Kind {
+			case yaml.MappingNode:
+				sources = []*yaml.Node{v}
+			case yaml.SequenceNode:
+				for _, m := range v.Content {
+					sources = append(sources, deref(m))
+				}
+			}
+			for _, m := range sources {
+				if m.Kind != yaml.MappingNode {
+					return nil, l.errf(m, join(field, "<<"), "a merge key takes a mapping or a list of mappings, got %s", kindName(m))
+				}
+				ps, err := l.mergePairs(m, field, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				merged = append(merged, ps...)
+			}
+			if len(sources) == 0 {
+				return nil, l.errf(v, join(field, "<<"), "a merge key takes a mapping or a list of mappings, got %s", kindName(v))
+			}
+			continue
+		}
+		if seen[k.Value] {
+			return nil, l.errf(k, join(field, k.Value), "set twice")
+		}
+		seen[k.Value] = true
+		own = append(own, entry{key: k, val: v})
+	}
+	for _, e := range merged {
+		if !seen[e.key.Value] {
+			seen[e.key.Value] = true
+			own = append(own, e)
+		}
+	}
+	return own, nil
 }
 
 func (l *loader) scalar(m map[string]entry, k string) string {
@@ -328,36 +394,37 @@ func ruleKinds() string {
 }
 
 func (l *loader) rule(n *yaml.Node, field string) (RuleSpec, error) {
-	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+	n = deref(n)
+	var ps []entry
+	if n.Kind == yaml.MappingNode {
+		var err error
+		if ps, err = l.pairs(n, field); err != nil {
+			return RuleSpec{}, err
+		}
+	}
+	if len(ps) != 1 {
 		return RuleSpec{}, l.errf(n, field, "a rule is a mapping with exactly one key, the rule kind (one of %s)", ruleKinds())
 	}
-	kn, body := n.Content[0], n.Content[1]
+	kn, body := ps[0].key, ps[0].val
 	name := kn.Value
 	k, ok := kinds[name]
 	if !ok {
 		return RuleSpec{}, l.errf(kn, field, "unknown rule kind %q (want one of %s)", name, ruleKinds())
 	}
 	field = field + "." + name
-	m, err := l.mapping(body, field, k.params...)
+	m, err := l.mapping(body, field, append(append([]string(nil), k.params...), k.mods...)...)
 	if err != nil {
 		return RuleSpec{}, err
 	}
-	b := &build{l: l, field: field, kindNode: kn, body: body, m: m,
+	b := &build{l: l, field: field, kindNode: kn, body: deref(body), m: m,
 		spec: RuleSpec{Type: name, Line: kn.Line, Params: map[string]any{}}}
 	if err := k.build(b); err != nil {
 		return RuleSpec{}, err
 	}
-	return b.spec, nil
-}
-
-func keysOf(n *yaml.Node) []string {
-	var keys []string
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i < len(n.Content); i += 2 {
-			keys = append(keys, n.Content[i].Value)
-		}
+	if err := b.modifiers(); err != nil {
+		return RuleSpec{}, err
 	}
-	return keys
+	return b.spec, nil
 }
 
 // nodeJSON converts a YAML value to JSON.

@@ -35,7 +35,7 @@ func TestLoadErrors(t *testing.T) {
 		{"missing hub", strings.Replace(head, "  hub: v1\n", "", 1), "spec.hub: missing"},
 		{"unknown rule", head + "    - frobnicate: {from: spec.a}\n", `f.yaml:11:7: spec.spokes[0].rules[0]: unknown rule kind "frobnicate"`},
 		{"two keys", head + "    - rename: {from: spec.a, to: spec.b}\n      enum: {}\n", "f.yaml:11:7: spec.spokes[0].rules[0]: a rule is a mapping with exactly one key"},
-		{"unknown param", head + "    - rename: {from: spec.a, too: spec.b}\n", "f.yaml:11:30: spec.spokes[0].rules[0].rename.too: unknown field (allowed: from, to)"},
+		{"unknown param", head + "    - rename: {from: spec.a, too: spec.b}\n", "f.yaml:11:30: spec.spokes[0].rules[0].rename.too: unknown field (allowed: from, to, when, restore, dropIfEmpty)"},
 		{"rename without to", head + "    - rename: {from: spec.a}\n", "spec.spokes[0].rules[0].rename.to: missing"},
 		{"bad path", head + "    - rename: {from: spec..a, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec..a": empty segment`},
 		{"metadata path", head + "    - rename: {from: metadata.name, to: spec.b}\n", "f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: from: path metadata.name: the API server restores metadata"},
@@ -219,5 +219,48 @@ func TestKindsAreDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "### "+k) && !strings.Contains(string(doc), " and "+k+"\n") && !strings.Contains(string(doc), "- "+k+": ") {
 			t.Errorf("rule kind %s has no section in docs/rules.md", k)
 		}
+	}
+}
+
+// TestMergeKeys: YAML merge keys in rule files, as Kubernetes' YAML reader
+// takes them: a rule shared by anchor and merged into another that
+// overrides what differs; a key of the mapping wins over a merged one, an
+// earlier merged mapping over a later one; errors at the merged key's own
+// line.
+func TestMergeKeys(t *testing.T) {
+	f, err := rules.Parse("f.yaml", []byte(head+`    - duration: &d {from: spec.timeout, to: spec.timeoutSeconds, unit: s, round: floor, spoke: string}
+    - duration:
+        <<: *d
+        from: spec.interval
+        to: spec.intervalSeconds
+    - duration:
+        <<: [{unit: ms}, *d]
+        from: spec.delay
+        to: spec.delayMillis
+    - <<: {rename: {from: spec.a, to: spec.b}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range f.Spokes[0].Rules {
+		got = append(got, r.Rule.String())
+	}
+	want := []string{
+		"duration spec.timeout -> spec.timeoutSeconds (unit s, round floor, spoke string)",
+		"duration spec.interval -> spec.intervalSeconds (unit s, round floor, spoke string)",
+		"duration spec.delay -> spec.delayMillis (unit ms, round floor, spoke string)",
+		"rename spec.a -> spec.b",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	_, err = rules.Parse("f.yaml", []byte(head+"    - rename: &r {from: spec.a, to: spec.b}\n    - rename: {<<: *r, too: spec.c}\n"))
+	if err == nil || !strings.Contains(err.Error(), "f.yaml:12:24: spec.spokes[0].rules[1].rename.too: unknown field") {
+		t.Errorf("error %v, want the unknown field at its own line", err)
+	}
+	_, err = rules.Parse("f.yaml", []byte(head+"    - rename: {from: spec.a, from: spec.b, to: spec.c}\n"))
+	if err == nil || !strings.Contains(err.Error(), "rename.from: set twice") {
+		t.Errorf("error %v, want a key set twice", err)
 	}
 }

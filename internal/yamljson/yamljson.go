@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,12 +192,21 @@ func FromJSON(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// misread reports whether a YAML 1.1 reader (kubectl's) would read the
-// plain scalar s as something other than the string s: "yes", "on", "y",
-// 1:20 (base 60). YAML 1.2, which the encoder follows, reads them as
-// strings and would write them plain.
+// misread reports whether a common YAML reader would read the plain
+// scalar s as something other than the string s: kubectl's (YAML 1.1 as
+// sigs.k8s.io/yaml reads it: "yes", "on", "y", 0777), or one that follows
+// the YAML 1.1 type repository in full (PyYAML, Ruby, SnakeYAML): base 60
+// numbers (22:00 is 1320, 1:30:00.5 a float), timestamps, "=" (the value
+// key) and "<<" (the merge key). YAML 1.2, which the encoder follows,
+// reads these as strings and would write them plain.
 func misread(s string) bool {
-	if s == "" || len(s) > 64 || !strings.ContainsRune("0123456789+-.:~yYnNoOtTfF", rune(s[0])) {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	if yaml11.MatchString(s) {
+		return true
+	}
+	if !strings.ContainsRune("0123456789+-.:~yYnNoOtTfF", rune(s[0])) {
 		return false
 	}
 	j, err := yaml.YAMLToJSON([]byte(s))
@@ -206,6 +216,19 @@ func misread(s string) bool {
 	var got string
 	return json.Unmarshal(j, &got) != nil || got != s
 }
+
+// yaml11 matches the plain scalars the YAML 1.1 type repository
+// (yaml.org/type) resolves to something other than a string: bool, int
+// and float (with base 60 and underscores), null, timestamp, merge and
+// value.
+var yaml11 = regexp.MustCompile(`^(?:` + strings.Join([]string{
+	`y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF`,
+	`[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+`,
+	`[-+]?(?:[0-9][0-9_]*)?\.[0-9.]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)`,
+	`~|null|Null|NULL`,
+	`[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*Z|[-+][0-9]{1,2}(?::[0-9]{2})?)?`,
+	`<<|=`,
+}, "|") + `)$`)
 
 func node(dec *json.Decoder, depth int) (*yamlv3.Node, error) {
 	if depth > maxDepth {

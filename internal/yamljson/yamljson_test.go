@@ -43,7 +43,11 @@ func TestFromJSON(t *testing.T) {
 		name, json, want string
 	}{
 		{"literals and order kept", `{"spec":{"big":123456789012345678901234567890,"ratio":0.1000,"a":1}}`, "spec:\n  big: 123456789012345678901234567890\n  ratio: 0.1000\n  a: 1\n"},
-		{"strings a yaml 1.1 reader would misread are quoted", `{"a":"yes","b":"0777","c":"1.0","d":"null","e":"on","f":"1:20","g":"y","h":"no way"}`, "a: \"yes\"\nb: \"0777\"\nc: \"1.0\"\nd: \"null\"\ne: \"on\"\nf: 1:20\ng: \"y\"\nh: no way\n"},
+		{"strings a yaml 1.1 reader would misread are quoted", `{"a":"yes","b":"0777","c":"1.0","d":"null","e":"on","f":"1:20","g":"y","h":"no way"}`, "a: \"yes\"\nb: \"0777\"\nc: \"1.0\"\nd: \"null\"\ne: \"on\"\nf: \"1:20\"\ng: \"y\"\nh: no way\n"},
+		// Issue 27, bug 8: what a YAML 1.1 reader of the whole type
+		// repository (PyYAML) reads as something else: base 60 numbers,
+		// timestamps, the value and merge keys; and what none misreads.
+		{"base 60, timestamps, = and << are quoted", `{"a":"22:00","b":"1:30:00.5","c":"=","d":"<<","e":"2001-12-14","f":"1_000","g":"-.inf","h":"22:00 UTC","i":"a=b","j":"60:00"}`, "a: \"22:00\"\nb: \"1:30:00.5\"\nc: \"=\"\nd: \"<<\"\ne: \"2001-12-14\"\nf: \"1_000\"\ng: \"-.inf\"\nh: 22:00 UTC\ni: a=b\nj: \"60:00\"\n"},
 		{"lists in kubectl's layout", `{"items":[{"a":1},{"b":[]}],"m":{}}`, "items:\n- a: 1\n- b: []\nm: {}\n"},
 		{"scalars", `[true,null,-0.0e-0,"x y"]`, "- true\n- null\n- -0.0e-0\n- x y\n"},
 		{"integers of every size", `[9223372036854775807,12345678901234567890,123456789012345678901234567890,-9223372036854775809]`,
