@@ -27,6 +27,12 @@ type Report struct {
 	Generated []Generated `json:"generated,omitempty"`
 	// Ignored lists the findings silenced by Ignore, by pointer.
 	Ignored []Ignored `json:"ignored,omitempty"`
+	// LiveObjects counts the objects read from a cluster and checked
+	// (Live).
+	LiveObjects int `json:"liveObjects,omitempty"`
+	// Cases are the units of the run for a CI system's view of it
+	// (WriteJUnit).
+	Cases []Case `json:"-"`
 	// Limit caps the findings WriteText prints per check and version pair
 	// (0: 10); the rest are counted. WriteJSON writes them all.
 	Limit int `json:"-"`
@@ -102,6 +108,8 @@ func (r *Report) Merge(o *Report) {
 	r.Fixtures += o.Fixtures
 	r.Generated = append(r.Generated, o.Generated...)
 	r.Ignored = append(r.Ignored, o.Ignored...)
+	r.LiveObjects += o.LiveObjects
+	r.Cases = append(r.Cases, o.Cases...)
 	if o.Seed != 0 {
 		r.Seed = o.Seed
 	}
@@ -118,6 +126,9 @@ func (r *Report) Summary() string {
 	}
 	if r.Fixtures > 0 {
 		parts = append(parts, fmt.Sprintf("%d fixtures", r.Fixtures))
+	}
+	if r.LiveObjects > 0 {
+		parts = append(parts, fmt.Sprintf("%d live objects", r.LiveObjects))
 	}
 	for _, g := range r.Generated {
 		parts = append(parts, fmt.Sprintf("%s objects valid %d/%d (%.1f%%)", g.Version, g.Valid, g.Generated, 100*float64(g.Valid)/float64(max(g.Generated, 1))))
@@ -214,7 +225,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Seed      uint64      `json:"seed,omitempty"`
 		Generated []Generated `json:"generated"`
 		Ignored   []Ignored   `json:"ignored"`
-	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored}
+		Live      int         `json:"liveObjects,omitempty"`
+	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored, r.LiveObjects}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}
