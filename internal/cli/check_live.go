@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/check"
 	"github.com/hubspoke/hubspoke/schema"
@@ -96,15 +97,15 @@ func (l *liveFlags) open(ctx context.Context, name string) (*liveSource, error) 
 	if err != nil {
 		return nil, usageError{fmt.Errorf("client: %w", err)}
 	}
-	rc := cs.Discovery().RESTClient()
-	raw, err := rc.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).Do(ctx).Raw()
+	rc := cs.CoreV1().RESTClient() // AbsPath below: its codec decodes the API server's Status errors
+	raw, err := rawResult(rc.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).Do(ctx))
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, usagef("--live: the cluster has no CustomResourceDefinition %s", name)
 		}
 		return nil, usageError{fmt.Errorf("--live: read CustomResourceDefinition %s: %w", name, err)}
 	}
-	crd, err := schema.Load("customresourcedefinition/"+name+" (cluster)", raw)
+	crd, err := loadClusterCRD(name, raw)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--live: %w", err)}
 	}
@@ -118,6 +119,33 @@ func (l *liveFlags) open(ctx context.Context, name string) (*liveSource, error) 
 		return nil, usagef("--live: CustomResourceDefinition %s has no storage version", name)
 	}
 	return s, nil
+}
+
+// rawResult is the body of a response, or its error as the API server's
+// Status says it (Result.Raw alone gives "unknown" for a 403).
+func rawResult(res rest.Result) ([]byte, error) {
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	return res.Raw()
+}
+
+// loadClusterCRD loads the CRD the cluster returned, as kubectl get crd
+// NAME -o yaml prints it (keys sorted, managedFields left out), so that
+// the positions of findings are lines of that output.
+func loadClusterCRD(name string, raw []byte) (*schema.CRD, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("customresourcedefinition %s: %w", name, err)
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	y, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("customresourcedefinition %s: %w", name, err)
+	}
+	return schema.Load("kubectl get crd "+name+" -o yaml", y)
 }
 
 // listPage is the part of a LIST response live reads.
@@ -152,7 +180,7 @@ func (s *liveSource) check(ctx context.Context, l *liveFlags, crd *schema.CRD, c
 		if l.selector != "" {
 			req = req.Param("labelSelector", l.selector)
 		}
-		raw, err := req.Do(ctx).Raw()
+		raw, err := rawResult(req.Do(ctx))
 		if err != nil {
 			prog.finish()
 			if apierrors.IsResourceExpired(err) {
