@@ -89,25 +89,9 @@ type liveSource struct {
 // open reads the CRD name from the cluster. A cluster that cannot be
 // reached, or that has no such CRD, is a usage error: nothing was checked.
 func (l *liveFlags) open(ctx context.Context, name string) (*liveSource, error) {
-	cfg, err := l.kube.config()
+	crd, rc, err := readClusterCRD(ctx, &l.kube, name)
 	if err != nil {
-		return nil, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("client: %w", err)}
-	}
-	rc := cs.CoreV1().RESTClient() // AbsPath below: its codec decodes the API server's Status errors
-	raw, err := rawResult(rc.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).Do(ctx))
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, usagef("--live: the cluster has no CustomResourceDefinition %s", name)
-		}
-		return nil, usageError{fmt.Errorf("--live: read CustomResourceDefinition %s: %w", name, err)}
-	}
-	crd, err := loadClusterCRD(name, raw)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--live: %w", err)}
+		return nil, fmt.Errorf("--live: %w", err)
 	}
 	s := &liveSource{rc: rc, crd: crd, group: crd.Group(), plural: crd.Object.Spec.Names.Plural, cluster: crd.Object.Spec.Scope == "Cluster"}
 	for _, v := range crd.Versions() {
@@ -119,6 +103,33 @@ func (l *liveFlags) open(ctx context.Context, name string) (*liveSource, error) 
 		return nil, usagef("--live: CustomResourceDefinition %s has no storage version", name)
 	}
 	return s, nil
+}
+
+// readClusterCRD reads the CustomResourceDefinition name from the cluster
+// (--kubeconfig, --context), and returns a client for more reads. Every
+// error is a usage error: nothing could be done.
+func readClusterCRD(ctx context.Context, k *kubeFlags, name string) (*schema.CRD, rest.Interface, error) {
+	cfg, err := k.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("client: %w", err)}
+	}
+	rc := cs.CoreV1().RESTClient() // AbsPath below: its codec decodes the API server's Status errors
+	raw, err := rawResult(rc.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).Do(ctx))
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, usagef("the cluster has no CustomResourceDefinition %s", name)
+		}
+		return nil, nil, usageError{fmt.Errorf("read CustomResourceDefinition %s: %w", name, err)}
+	}
+	crd, err := loadClusterCRD(name, raw)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return crd, rc, nil
 }
 
 // rawResult is the body of a response, or its error as the API server's
