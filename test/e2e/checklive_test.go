@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -280,6 +281,37 @@ func TestCheckLive(t *testing.T) {
 		_, errOut := run(t, 2, "--kubeconfig", nobody)
 		if !strings.Contains(errOut, `customresourcedefinitions.apiextensions.k8s.io "evolvingwidgets.live.example.com" is forbidden: User "nobody" cannot get resource`) {
 			t.Errorf("stderr:\n%s", errOut)
+		}
+	})
+
+	// init reads the same CRD by name with the same read-only role, and
+	// suggests what it suggests from the example's file.
+	t.Run("init from the cluster", func(t *testing.T) {
+		var o, e bytes.Buffer
+		if code := cli.Main(ctx, []string{"init", crd.Name, "--kubeconfig", readOnly, "--objects", "20", "--seed", "1"}, strings.NewReader(""), &o, &e); code != 0 {
+			t.Fatalf("init: exit %d\n%s", code, e.String())
+		}
+		var f bytes.Buffer
+		if code := cli.Main(ctx, []string{"init", "-f", "../../examples/evolving-widget/crd.yaml", "--check=false"}, strings.NewReader(""), &f, io.Discard); code != 0 {
+			t.Fatal("init -f failed")
+		}
+		body := func(s string) string { // the rules, without the header and names
+			_, rest, _ := strings.Cut(s, "  spokes:\n")
+			return rest
+		}
+		if body(o.String()) == "" || body(o.String()) != body(f.String()) {
+			t.Errorf("init from the cluster:\n%s\ninit -f:\n%s", o.String(), f.String())
+		}
+		for _, want := range []string{
+			"# Written by hubspoke init from the cluster's CustomResourceDefinition evolvingwidgets.live.example.com",
+			"  group: live.example.com\n",
+		} {
+			if !strings.Contains(o.String(), want) {
+				t.Errorf("init output lacks %q:\n%s", want, o.String())
+			}
+		}
+		if !strings.Contains(e.String(), "ok: 0 errors") || !strings.Contains(e.String(), "check it again once edited: hubspoke check --rules conversion.yaml --live --kubeconfig "+readOnly) {
+			t.Errorf("init's check:\n%s", e.String())
 		}
 	})
 
