@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 
 // measured is what TestMeasureOnExamples finds for one example: the
 // differences of its hand-written rule file (one rule each), how many the
-// suggestion finds (a rule on the same field) and gets right (the same
+// suggestion finds (a rule on the same field or inside it, or a TODO
+// naming it) and gets right (the same
 // kind of rule, paths and parameters; for cel, the same field turned by
 // cel), the rules it adds that no hand-written rule has, its TODOs, and
 // how the suggestion fares, unedited, on the example's own fixtures and
@@ -41,6 +43,7 @@ var keyParams = map[string][]string{
 // hubspoke's own (gofuncs is Go funcs, not rules: left out).
 var measuredExamples = []string{
 	"kubebuilder-cronjob", "cert-manager-certificate", "cluster-api-ipaddressclaim",
+	"knative-pingsource", "cluster-api-machinehealthcheck", "kueue-cohort",
 	"widget", "evolving-widget", "fleet",
 }
 
@@ -72,6 +75,12 @@ func measure(t *testing.T, name string) measured {
 				ss = x.Rules
 			}
 		}
+		var notes []string
+		for _, x := range res.Spokes {
+			if x.Version == hs.Version {
+				notes = x.Notes
+			}
+		}
 		matched := make([]bool, len(ss))
 		for _, h := range hs.Rules {
 			m.hand++
@@ -86,8 +95,13 @@ func measure(t *testing.T, name string) measured {
 					break
 				}
 			}
-			if found >= 0 {
+			noted := slices.ContainsFunc(notes, func(n string) bool {
+				return strings.HasPrefix(n, "TODO:") && (strings.Contains(n, " "+h.From.String()+" ") || strings.Contains(n, " "+h.From.String()+"."))
+			})
+			if found >= 0 || noted {
 				m.found++
+			}
+			if found >= 0 {
 				matched[found] = true
 			}
 			if right >= 0 {
@@ -132,10 +146,11 @@ func measure(t *testing.T, name string) measured {
 	return m
 }
 
-// sameField: the two rules act on the same field (the spoke path or the
-// hub path).
+// sameField: the two rules act on the same field, or s on a field inside
+// h's (the spoke path or the hub path).
 func sameField(h, s rules.RuleSpec) bool {
-	return h.From.String() == s.From.String() || h.To.String() == s.To.String()
+	under := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[") }
+	return under(s.From.String(), h.From.String()) || under(s.To.String(), h.To.String())
 }
 
 func sameParams(h, s rules.RuleSpec) bool {
@@ -186,12 +201,15 @@ func TestMeasureOnExamples(t *testing.T) {
 		t.Skip("runs check's laws on every example")
 	}
 	min := map[string]measured{ // found, right, fixtures passing at least
-		"kubebuilder-cronjob":        {found: 1, right: 0},
-		"cert-manager-certificate":   {found: 14, right: 14},
-		"cluster-api-ipaddressclaim": {found: 8, right: 8},
-		"widget":                     {found: 1, right: 1},
-		"evolving-widget":            {found: 15, right: 15},
-		"fleet":                      {found: 14, right: 11},
+		"kubebuilder-cronjob":            {found: 1, right: 0},
+		"cert-manager-certificate":       {found: 14, right: 14},
+		"cluster-api-ipaddressclaim":     {found: 8, right: 8},
+		"knative-pingsource":             {found: 1, right: 0},
+		"cluster-api-machinehealthcheck": {found: 1, right: 1},
+		"kueue-cohort":                   {found: 1, right: 1},
+		"widget":                         {found: 1, right: 1},
+		"evolving-widget":                {found: 15, right: 15},
+		"fleet":                          {found: 14, right: 11},
 	}
 	var b strings.Builder
 	b.WriteString("| example | differences (hand-written rules) | found | right | more rules | TODOs | fixtures passing, unedited | check errors (hand-written) |\n|---|---|---|---|---|---|---|---|\n")
