@@ -194,6 +194,10 @@ func (s *liveSource) check(ctx context.Context, l *liveFlags, crd *schema.CRD, c
 		raw, err := rawResult(req.Do(ctx))
 		if err != nil {
 			prog.finish()
+			if page == 1 {
+				// Nothing was read: the run could not start.
+				return nil, usageError{fmt.Errorf("--live: list %s.%s at %s: %w", s.plural, s.group, s.version, err)}
+			}
 			if apierrors.IsResourceExpired(err) {
 				return nil, fmt.Errorf("--live: list %s.%s at %s, page %d (after %d objects): the list expired before it was read to the end (410 Gone); run again, with a larger --page-size: %w", s.plural, s.group, s.version, page, done, err)
 			}

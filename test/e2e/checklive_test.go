@@ -30,9 +30,9 @@ import (
 // objects it lists are its own.
 const liveGroup = "live.example.com"
 
-// liveRBAC is docs/check.md's read-only role for check --live, bound to
-// the user the test's kubeconfig impersonates: get on the CRD, list on
-// its resource, nothing else.
+// liveRBAC is docs/check.md's read-only role for check --live (here in
+// two ClusterRoles: get on the CRD, list on its resource), bound to the
+// user the test's kubeconfig impersonates; crd-reader has the first only.
 const liveRBAC = `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -42,6 +42,12 @@ rules:
   resources: [customresourcedefinitions]
   resourceNames: [evolvingwidgets.live.example.com]
   verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: hubspoke-check-live-evolvingwidgets-objects
+rules:
 - apiGroups: [live.example.com]
   resources: [evolvingwidgets]
   verbs: [list]
@@ -54,6 +60,22 @@ roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
   name: hubspoke-check-live-evolvingwidgets
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: live-checker
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: crd-reader
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: hubspoke-check-live-evolvingwidgets-objects
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: hubspoke-check-live-evolvingwidgets-objects
 subjects:
 - apiGroup: rbac.authorization.k8s.io
   kind: User
@@ -152,6 +174,7 @@ func TestCheckLive(t *testing.T) {
 	kubectl(t, "apply", "-f", rbac)
 	readOnly := impersonating(t, dir, "live-checker")
 	nobody := impersonating(t, dir, "nobody")
+	crdReader := impersonating(t, dir, "crd-reader")
 
 	run := func(t *testing.T, want int, args ...string) (stdout, stderr string) {
 		t.Helper()
@@ -280,6 +303,13 @@ func TestCheckLive(t *testing.T) {
 	t.Run("without the role", func(t *testing.T) {
 		_, errOut := run(t, 2, "--kubeconfig", nobody)
 		if !strings.Contains(errOut, `customresourcedefinitions.apiextensions.k8s.io "evolvingwidgets.live.example.com" is forbidden: User "nobody" cannot get resource`) {
+			t.Errorf("stderr:\n%s", errOut)
+		}
+	})
+
+	t.Run("the CRD but not its objects", func(t *testing.T) {
+		_, errOut := run(t, 2, "--kubeconfig", crdReader)
+		if !strings.Contains(errOut, `error: --live: list evolvingwidgets.live.example.com at v1: evolvingwidgets.live.example.com is forbidden: User "crd-reader" cannot list resource "evolvingwidgets"`) {
 			t.Errorf("stderr:\n%s", errOut)
 		}
 	})
