@@ -177,8 +177,7 @@ func (c *comparer) take(m match, all []match, ss, hs []*cand) {
 }
 
 // soleLeft pairs, in each parent object, the one spoke field and the one
-// hub field left of the same shape (not booleans or plain strings: too
-// common to tell).
+// hub field left of the same shape (not plain ones: too common to tell).
 func (c *comparer) soleLeft(ss, hs []*cand) {
 	type group struct{ s, h []*cand }
 	groups := map[string]*group{}
@@ -187,7 +186,7 @@ func (c *comparer) soleLeft(ss, hs []*cand) {
 		return parent.String() + "\x00" + shapeHash(x.n)
 	}
 	for _, s := range ss {
-		if c.free(s, ss) && s.p.String() == s.root.p.String() && kind(s.n) != "boolean" && !(kind(s.n) == "string" && s.n.ValueValidation == nil) {
+		if c.free(s, ss) && s.p.String() == s.root.p.String() && !plainShape(s.n) {
 			g := groups[key(s)]
 			if g == nil {
 				g = &group{}
@@ -214,6 +213,19 @@ func (c *comparer) soleLeft(ss, hs []*cand) {
 		g := groups[k]
 		c.take(match{s: g.s[0], h: g.h[0], guess: true}, nil, ss, hs)
 	}
+}
+
+// plainShape: a boolean, or a string without enum, pattern or format; too
+// common a shape to pair fields by it alone.
+func plainShape(n *node) bool {
+	switch kind(n) {
+	case "boolean":
+		return true
+	case "string":
+		v := n.ValueValidation
+		return v == nil || (len(v.Enum) == 0 && v.Pattern == "" && v.Format == "")
+	}
+	return false
 }
 
 // move writes the rules that bring spoke field s at from to hub field h

@@ -194,8 +194,9 @@ func singular(w string) string {
 	return w
 }
 
-// sameWord: equal, or one an abbreviation of the other (authz of
-// authorization, spec of specification): a prefix of at least 3 letters.
+// sameWord: equal, or one an abbreviation of the other, of at least 3
+// letters: a prefix (spec of specification), or its letters in order
+// from the first (authz of authorization, img of image, cfg of config).
 func sameWord(a, b string) bool {
 	if a == b {
 		return true
@@ -203,7 +204,16 @@ func sameWord(a, b string) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
-	return len(a) >= 3 && strings.HasPrefix(b, a)
+	if len(a) < 3 || a[0] != b[0] {
+		return false
+	}
+	j := 0
+	for i := 0; i < len(b) && j < len(a); i++ {
+		if b[i] == a[j] {
+			j++
+		}
+	}
+	return j == len(a)
 }
 
 // nameLikeness of two key paths (their common prefix left out): the share

@@ -99,6 +99,8 @@ func TestSuggestFindsEachKind(t *testing.T) {
 			want: []string{"rename spec.emailSANs -> spec.emailAddresses"}},
 		{name: "rename by an abbreviation", spoke: "{authzURL: {type: string}}", hub: "{authorizationURL: {type: string}}",
 			want: []string{"rename spec.authzURL -> spec.authorizationURL"}},
+		{name: "rename by an abbreviation alone", spoke: "{authz: {type: string}}", hub: "{authorization: {type: string}}",
+			want: []string{"rename spec.authz -> spec.authorization"}},
 		{name: "rename by description", spoke: "{n: {type: integer, description: 'How many pods the controller runs for this gizmo'}}", hub: "{size: {type: integer, description: 'How many pods the controller runs for the gizmo'}}",
 			want: []string{"rename spec.n -> spec.size"}},
 		{name: "move into a new object, the rest kept first", spoke: "{keySize: {type: integer}}", hub: "{privateKey: {type: object, properties: {size: {type: integer}, rotationPolicy: {type: string}}}}",
