@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -183,6 +184,7 @@ func (l *Live) record(name string, fs []*Finding) []Finding {
 			continue
 		}
 		g := *f
+		g.Input, g.Output, g.Expected = shown(g.Input), shown(g.Output), shown(g.Expected)
 		g.Count, g.Objects = 1, []string{name}
 		g.size, g.objID, g.input, g.job = 0, "", nil, job{}
 		l.byKey[k] = &g
@@ -210,6 +212,25 @@ func (l *Live) Report() *Report {
 		r.Add(f)
 	}
 	return r
+}
+
+// shown is an object as a finding shows it: without its managedFields,
+// which a cluster's objects carry and which say nothing about a
+// conversion.
+func shown(v any) any {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok || md["managedFields"] == nil {
+		return v
+	}
+	out := maps.Clone(obj)
+	md = maps.Clone(md)
+	delete(md, "managedFields")
+	out["metadata"] = md
+	return out
 }
 
 // objectName is "namespace/name", or "name" without a namespace.

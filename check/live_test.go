@@ -25,6 +25,7 @@ func liveObject(t *testing.T, name string, mod func(spec map[string]any)) []byte
 		t.Fatal(err)
 	}
 	obj["metadata"].(map[string]any)["name"] = name
+	obj["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "kubectl", "operation": "Update"}}
 	if mod != nil {
 		mod(obj["spec"].(map[string]any))
 	}
@@ -148,6 +149,9 @@ func TestLiveFindsWhatFails(t *testing.T) {
 	}
 	if lost.Count != 2 || !cmp.Equal(lost.Objects, []string{"default/paused1", "default/paused2"}) || lost.Input == nil {
 		t.Errorf("the lost field's finding: count %d, objects %v, input %v; want 2 objects and the first as input", lost.Count, lost.Objects, lost.Input)
+	}
+	if in, _ := lost.Input.(map[string]any); in["metadata"].(map[string]any)["managedFields"] != nil {
+		t.Errorf("the finding shows the object's managedFields: %v", in["metadata"])
 	}
 	text := textOf(r)
 	for _, s := range []string{
