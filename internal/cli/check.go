@@ -43,8 +43,8 @@ var allLaws = []string{check.LawSpokeRoundTrip, check.LawHubRoundTrip, check.Law
 func newCheckCmd() *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [-o text|json]",
-		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures",
+		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [--live] [-o text|json] [--junit FILE]",
+		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures, the cluster's objects",
 		Long: `Check runs, for a CRD and its rule file (or a running webhook):
 
   - static checks: one storage version, structural schemas, the conversion
