@@ -112,6 +112,10 @@ type Finding struct {
 	// findings): generated objects, or for a step's findings the objects
 	// that step converted; Input is the smallest of them, minimised.
 	Count int `json:"count,omitempty"`
+	// Objects names the live objects that showed this failure (Live):
+	// "namespace/name", or "name" for a cluster-scoped resource; the
+	// first 100, Count counts them all.
+	Objects []string `json:"objects,omitempty"`
 
 	size  int     // size of Input's JSON, to keep the smallest example
 	group string  // Path folded by schemaPointer (findings are grouped by it)
@@ -151,7 +155,10 @@ func (f Finding) Line() string {
 	if f.Pos != "" {
 		fmt.Fprintf(&b, " [%s]", f.Pos)
 	}
-	if f.Count > 1 {
+	switch {
+	case len(f.Objects) > 0:
+		b.WriteString(objectList(f.Objects, f.Count))
+	case f.Count > 1:
 		fmt.Fprintf(&b, " (%d objects)", f.Count)
 	}
 	return b.String()
@@ -162,4 +169,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// objectList renders the objects of a Live finding: the first five, and
+// how many more of count.
+func objectList(objs []string, count int) string {
+	const shown = 5
+	n := min(len(objs), shown)
+	s := " (objects: " + strings.Join(objs[:n], ", ")
+	if more := max(count, len(objs)) - n; more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s + ")"
 }

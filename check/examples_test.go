@@ -17,7 +17,7 @@ import (
 // listed in their READMEs; gofuncs registers Go funcs and is checked by
 // its own package's tests.)
 func TestExamplesPassCheck(t *testing.T) {
-	for _, ex := range []string{"widget", "evolving-widget", "fleet", "kubebuilder-cronjob"} {
+	for _, ex := range []string{"widget", "evolving-widget", "fleet", "kubebuilder-cronjob", "knative-pingsource", "cluster-api-machinehealthcheck", "kueue-cohort"} {
 		t.Run(ex, func(t *testing.T) {
 			dir := filepath.Join("..", "examples", ex)
 			crd, err := schema.LoadFile(filepath.Join(dir, "crd.yaml"))

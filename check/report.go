@@ -30,6 +30,12 @@ type Report struct {
 	// Accepted lists the fields drop rules give up on purpose, with the
 	// reason each gives (acknowledgeLoss): accepted losses, not findings.
 	Accepted []Accepted `json:"accepted,omitempty"`
+	// LiveObjects counts the objects read from a cluster and checked
+	// (Live).
+	LiveObjects int `json:"liveObjects,omitempty"`
+	// Cases are the units of the run for a CI system's view of it
+	// (WriteJUnit).
+	Cases []Case `json:"-"`
 	// Limit caps the findings WriteText prints per check and version pair
 	// (0: 10); the rest are counted. WriteJSON writes them all.
 	Limit int `json:"-"`
@@ -117,6 +123,8 @@ func (r *Report) Merge(o *Report) {
 	r.Generated = append(r.Generated, o.Generated...)
 	r.Ignored = append(r.Ignored, o.Ignored...)
 	r.Accepted = append(r.Accepted, o.Accepted...)
+	r.LiveObjects += o.LiveObjects
+	r.Cases = append(r.Cases, o.Cases...)
 	if o.Seed != 0 {
 		r.Seed = o.Seed
 	}
@@ -133,6 +141,9 @@ func (r *Report) Summary() string {
 	}
 	if r.Fixtures > 0 {
 		parts = append(parts, fmt.Sprintf("%d fixtures", r.Fixtures))
+	}
+	if r.LiveObjects > 0 {
+		parts = append(parts, fmt.Sprintf("%d live objects", r.LiveObjects))
 	}
 	for _, g := range r.Generated {
 		parts = append(parts, fmt.Sprintf("%s objects valid %d/%d (%.1f%%)", g.Version, g.Valid, g.Generated, 100*float64(g.Valid)/float64(max(g.Generated, 1))))
@@ -237,7 +248,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Generated []Generated `json:"generated"`
 		Ignored   []Ignored   `json:"ignored"`
 		Accepted  []Accepted  `json:"accepted,omitempty"`
-	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored, r.Accepted}
+		Live      int         `json:"liveObjects,omitempty"`
+	}{r.Errors() == 0, r.Errors(), r.Warnings(), r.Findings, r.Checks, r.Laws, r.Objects, r.Fixtures, r.Seed, r.Generated, r.Ignored, r.Accepted, r.LiveObjects}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}

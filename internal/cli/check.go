@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ type checkOptions struct {
 	limit         int
 	// progress shows the laws' progress on a terminal (nil otherwise).
 	progress func(check.LawProgress)
+	junit    string
+	live     liveFlags
 }
 
 // allLaws are the names --laws accepts.
@@ -46,8 +49,8 @@ var allLaws = []string{check.LawSpokeRoundTrip, check.LawHubRoundTrip, check.Law
 func newCheckCmd() *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [-o text|json|yaml]",
-		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures",
+		Use:   "check --crd CRD.yaml [--rules RULES.yaml | --webhook URL] [--previous OLD_CRD.yaml] [--fixtures DIR] [--live] [-o text|json|yaml] [--junit FILE]",
+		Short: "Prove a conversion before it ships: static checks, round-trip laws, fixtures, the cluster's objects",
 		Long: `Check runs, for a CRD and its rule file (or a running webhook):
 
   - static checks: one storage version, structural schemas, the conversion
@@ -73,7 +76,18 @@ func newCheckCmd() *cobra.Command {
     required fields;
   - with --previous-rules OLD.yaml, or a second --webhook URL (the old
     one), rolling-update safety: old and new conversion serve the same
-    versions and give the same answers.
+    versions and give the same answers;
+  - with --live, every existing object of the CRD in the cluster
+    (--kubeconfig, --context; -n, -A, -l as kubectl), read at its storage
+    version page by page, converted through every pair of served versions
+    and judged as the laws judge generated objects: the gate to run before
+    a rollout. Without --crd, the cluster's CRD is the one checked; the
+    rule file's metadata.name (or --crd's) names it. Read-only: get on the
+    CRD, list on its resource.
+
+--junit FILE also writes the report as JUnit XML for CI systems: a
+testcase per static check, per pair of versions of the laws, per fixture
+and per live object.
 
 Exit status: 0 clean, 1 errors found, 2 usage error (including an
 unreadable or invalid CRD or rule file).`,
@@ -83,7 +97,9 @@ unreadable or invalid CRD or rule file).`,
   hubspoke check --crd crd.yaml --webhook https://127.0.0.1:8443/convert --ca-file ca.pem
   hubspoke check --crd crd.yaml --rules new.yaml --previous-rules old.yaml --laws rollout-agreement
   hubspoke check --crd new-crd.yaml --previous old-crd.yaml
-  hubspoke check --crd crd.yaml --rules rules.yaml --ignore /status/lastSeen="set by the controller"`,
+  hubspoke check --crd crd.yaml --rules rules.yaml --ignore /status/lastSeen="set by the controller"
+  hubspoke check --rules conversion.yaml --live --objects 0 -n team-a --junit live.xml
+  hubspoke check --crd new-crd.yaml --rules new.yaml --live --context prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -103,6 +119,8 @@ unreadable or invalid CRD or rule file).`,
 	f.StringSliceVar(&o.laws, "laws", nil, "run only these laws (comma-separated): "+strings.Join(allLaws, ", "))
 	f.StringArrayVar(&o.ignores, "ignore", nil, "POINTER=REASON: silence findings at this JSON pointer (list indexes as *); listed in the report with the reason")
 	f.IntVar(&o.limit, "max-findings", 10, "findings printed per check and version pair in text output (all are counted; -o json lists all)")
+	f.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to this file, for CI systems")
+	o.live.add(cmd)
 	return cmd
 }
 
@@ -141,7 +159,7 @@ func (o *checkOptions) validate() error {
 			return usagef("--webhook %q: want an https URL such as https://127.0.0.1:8443/convert", w)
 		}
 	}
-	return nil
+	return o.live.validate()
 }
 
 func (o *checkOptions) run(cmd *cobra.Command) error {
@@ -157,11 +175,14 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if o.rules == "" && o.previous == "" {
 		return usagef("no rules: give --rules FILE (or --webhook URL, or --previous OLD_CRD to check the CRD's evolution alone)")
 	}
-	if o.crd == "" && o.fixtures == "" {
-		return usagef("nothing to check: give --crd FILE, --fixtures DIR or both")
+	if o.crd == "" && o.fixtures == "" && !o.live.on {
+		return usagef("nothing to check: give --crd FILE, --fixtures DIR, --live, or several")
 	}
 	if o.crd == "" && o.previous != "" {
 		return usagef("--previous needs --crd FILE")
+	}
+	if o.live.on && o.rules == "" {
+		return usagef("--live needs --rules FILE or --webhook URL: the conversion to check the objects with")
 	}
 	var rf *rules.File
 	var conv check.Converter
@@ -176,19 +197,19 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		}
 		conv = c
 	}
-	var crd *schema.CRD
+	crd, src, err := o.loadCRD(cmd, rf)
+	if err != nil {
+		return err
+	}
 	report := &check.Report{}
-	if o.crd != "" {
-		var err error
-		if crd, err = schema.LoadFile(o.crd); err != nil {
-			return usageError{fmt.Errorf("load crd: %w", err)}
-		}
-		report.Merge(staticChecks(crd, rf))
+	if crd != nil {
+		report.Merge(o.staticChecks(crd, rf))
 		if err := o.evolution(report, crd, rf); err != nil {
 			return err
 		}
 		if o.objects > 0 && conv != nil {
 			report.Merge(check.Laws(cmd.Context(), crd, conv, o.lawOptions()))
+			o.addCases(report, check.LawCases(crd, conv)...)
 		}
 		if o.previousRules != "" {
 			if conv == nil {
@@ -205,13 +226,76 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		if conv == nil {
 			return usagef("--fixtures needs --rules FILE or --webhook URL")
 		}
-		fr, err := check.Fixtures(cmd.Context(), o.fixtures, conv, crd)
+		if err := o.runFixtures(cmd, report, conv, crd); err != nil {
+			return err
+		}
+	}
+	if src != nil {
+		lr, err := src.check(cmd.Context(), &o.live, crd, conv, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		report.Merge(lr)
+	}
+	return o.finish(cmd, report, crd)
+}
+
+// loadCRD returns the CRD to check: --crd's, or with --live and no
+// --crd, the cluster's. With --live it also returns the cluster's CRD and
+// client (src), named by --crd's metadata.name or the rule file's.
+func (o *checkOptions) loadCRD(cmd *cobra.Command, rf *rules.File) (crd *schema.CRD, src *liveSource, err error) {
+	if o.crd != "" {
+		if crd, err = schema.LoadFile(o.crd); err != nil {
+			return nil, nil, usageError{fmt.Errorf("load crd: %w", err)}
+		}
+	}
+	if !o.live.on {
+		return crd, nil, nil
+	}
+	name := ""
+	switch {
+	case crd != nil:
+		name = crd.Object.Name
+	case rf != nil:
+		name = rf.MetadataName
+	}
+	if name == "" {
+		return nil, nil, usagef("--live: which CustomResourceDefinition? give --crd FILE, or name it in the rule file's metadata.name")
+	}
+	if src, err = o.live.open(cmd.Context(), name); err != nil {
+		return nil, nil, err
+	}
+	if crd == nil {
+		crd = src.crd
+	}
+	if rf != nil && (rf.Group != src.group || rf.Kind != src.crd.Kind()) {
+		return nil, nil, usagef("--live: the cluster's CustomResourceDefinition %s is %s %s, the rule file's %s %s", name, src.group, src.crd.Kind(), rf.Group, rf.Kind)
+	}
+	return crd, src, nil
+}
+
+// runFixtures runs --fixtures with conv, and their JUnit cases.
+func (o *checkOptions) runFixtures(cmd *cobra.Command, report *check.Report, conv check.Converter, crd *schema.CRD) error {
+	fr, err := check.Fixtures(cmd.Context(), o.fixtures, conv, crd)
+	if err != nil {
+		return usageError{err}
+	}
+	report.Merge(fr)
+	if o.junit != "" {
+		fx, err := check.LoadFixtures(o.fixtures)
 		if err != nil {
 			return usageError{err}
 		}
-		report.Merge(fr)
+		o.addCases(report, check.FixtureCases(fx)...)
 	}
-	return o.finish(cmd, report)
+	return nil
+}
+
+// addCases records what ran, for --junit.
+func (o *checkOptions) addCases(report *check.Report, cases ...check.Case) {
+	if o.junit != "" {
+		report.Cases = append(report.Cases, cases...)
+	}
 }
 
 func (o *checkOptions) lawOptions() check.Options {
@@ -238,24 +322,26 @@ func (o *checkOptions) rollout(cmd *cobra.Command, report *check.Report, crd *sc
 	opts := o.lawOptions()
 	opts.Laws = nil
 	report.Merge(check.Rollout(cmd.Context(), crd, next, prev, opts))
+	o.addCases(report, check.RolloutCases(next)...)
 }
 
 // runWebhook checks a running webhook: static checks of the CRD (and of the
 // rules when given), the laws through the webhook, protocol conformance,
 // fixtures, and rollout safety against a second webhook or old rules.
 func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
-	if o.crd == "" {
-		return usagef("--webhook needs --crd FILE")
-	}
-	crd, err := schema.LoadFile(o.crd)
-	if err != nil {
-		return usageError{fmt.Errorf("load crd: %w", err)}
+	if o.crd == "" && !o.live.on {
+		return usagef("--webhook needs --crd FILE (or --live, to check the cluster's CRD)")
 	}
 	var rf *rules.File
+	var err error
 	if o.rules != "" {
 		if rf, err = rules.ParseFile(o.rules); err != nil {
 			return usageError{fmt.Errorf("load rules: %w", err)}
 		}
+	}
+	crd, src, err := o.loadCRD(cmd, rf)
+	if err != nil {
+		return err
 	}
 	client, err := webhook.New(webhook.FromCRD(crd, webhook.Options{URL: o.webhooks[0], CAFile: o.caFile, ReviewVersion: o.review}))
 	if err != nil {
@@ -272,32 +358,43 @@ func (o *checkOptions) runWebhook(cmd *cobra.Command) error {
 			return usageError{fmt.Errorf("load previous rules: %w", err)}
 		}
 	}
-	report := staticChecks(crd, rf)
+	report := o.staticChecks(crd, rf)
 	if err := o.evolution(report, crd, rf); err != nil {
 		return err
 	}
 	report.Merge(webhook.Conformance(cmd.Context(), client, crd))
+	for _, n := range []string{webhook.CheckReachable, webhook.CheckUID, webhook.CheckResponseKind, webhook.CheckBatch, webhook.CheckSameVersion,
+		webhook.CheckUnsupportedTarget, webhook.CheckMalformed, webhook.CheckV1beta1, webhook.CheckObjectRules} {
+		o.addCases(report, check.Case{Suite: "protocol", Name: n, Checks: []string{n}})
+	}
 	if o.objects > 0 {
 		report.Merge(check.Laws(cmd.Context(), crd, client, o.lawOptions()))
+		o.addCases(report, check.LawCases(crd, client)...)
 	}
 	if prev != nil {
 		o.rollout(cmd, report, crd, client, prev)
 	}
 	if o.fixtures != "" {
-		fr, err := check.Fixtures(cmd.Context(), o.fixtures, client, crd)
-		if err != nil {
-			return usageError{err}
+		if err := o.runFixtures(cmd, report, client, crd); err != nil {
+			return err
 		}
-		report.Merge(fr)
 	}
-	return o.finish(cmd, report)
+	if src != nil {
+		lr, err := src.check(cmd.Context(), &o.live, crd, client, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		report.Merge(lr)
+	}
+	return o.finish(cmd, report, crd)
 }
 
 // staticChecks runs check's static checks, and the API server's own
 // validation of the CRD (crd-validation: check itself does not link it),
 // when the binary has it (APIValidation).
-func staticChecks(crd *schema.CRD, rf *rules.File) *check.Report {
+func (o *checkOptions) staticChecks(crd *schema.CRD, rf *rules.File) *check.Report {
 	report := check.Static(crd, rf)
+	o.addCases(report, check.StaticCases(rf != nil, APIValidation.Create != nil)...)
 	if APIValidation.Create == nil {
 		return report
 	}
@@ -319,15 +416,25 @@ func (o *checkOptions) evolution(report *check.Report, crd *schema.CRD, rf *rule
 		return usageError{fmt.Errorf("load previous crd: %w", err)}
 	}
 	report.Merge(check.Evolution(prev, crd, rf))
+	o.addCases(report, check.EvolutionCases()...)
 	return nil
 }
 
-func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report) error {
+func (o *checkOptions) finish(cmd *cobra.Command, report *check.Report, crd *schema.CRD) error {
 	for _, ig := range o.ignores {
 		p, reason, _ := strings.Cut(ig, "=")
 		report.Ignore(p, reason)
 	}
 	report.Limit = o.limit
+	if o.junit != "" {
+		name := "hubspoke check"
+		if crd != nil {
+			name = crd.Object.Name
+		}
+		if err := writeFileAtomic(o.junit, func(w io.Writer) error { return report.WriteJUnit(w, name) }); err != nil {
+			return fmt.Errorf("--junit: %w", err)
+		}
+	}
 	var err error
 	out := cmd.OutOrStdout()
 	switch o.output {
@@ -379,4 +486,26 @@ func lawProgress(w io.Writer) func(check.LawProgress) {
 		}
 		fmt.Fprintf(w, "\r\x1b[Kchecking: law %d/%d, %s %s -> %s (%s)", p.Done+1, p.Total, p.Law, p.From, p.To, time.Since(start).Round(time.Second))
 	}
+}
+
+// writeFileAtomic writes path through a temporary file in its directory,
+// renamed over it once complete: a reader never sees half a file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

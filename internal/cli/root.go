@@ -62,6 +62,7 @@ func NewRoot(extra ...Extra) *cobra.Command {
 		newDeployCmd(),
 		newDoctorCmd(),
 		newExplainCmd(),
+		newInitCmd(),
 		newMigrateCmd(),
 		newPlanCmd(),
 		newRestoreCmd(),

@@ -29,7 +29,7 @@ import (
 // may be added).
 func TestRealCRDFixtures(t *testing.T) {
 	t.Parallel() // the real projects' groups, used by no other test
-	for _, ex := range []string{"kubebuilder-cronjob", "cert-manager-certificate", "cluster-api-ipaddressclaim"} {
+	for _, ex := range []string{"kubebuilder-cronjob", "cert-manager-certificate", "cluster-api-ipaddressclaim", "knative-pingsource", "cluster-api-machinehealthcheck", "kueue-cohort"} {
 		t.Run(ex, func(t *testing.T) {
 			dir := filepath.Join("../../examples", ex)
 			crd := installExample(t, dir, "hs-"+ex)
