@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -55,9 +54,7 @@ func (a *admission) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 	v := a.review(ctx, req)
 	a.log.Info("admission", "conversion", req.Name, "operation", req.Operation, "allowed", v.allowed, "took", time.Since(start).Round(time.Millisecond))
 	if !v.allowed {
-		resp := ctrladmission.Denied(v.message)
-		resp.Result.Code = http.StatusUnprocessableEntity
-		return resp.WithWarnings(v.warnings...)
+		return ctrladmission.Denied(v.message).WithWarnings(v.warnings...)
 	}
 	return ctrladmission.Allowed(v.message).WithWarnings(v.warnings...)
 }
@@ -222,7 +219,7 @@ func (a *admission) rollout(ctx context.Context, u *unstructured.Unstructured, f
 			continue
 		}
 		rep := check.Rollout(ctx, sc, next, prev, check.Options{Objects: a.opts.CheckObjects, ShrinkTime: time.Second})
-		rep.Merge(check.RunFixtures(ctx, liveFixtures(ctx, live, prev, sc), next, sc))
+		rep.Merge(asRollout(check.RunFixtures(ctx, liveFixtures(ctx, live, prev, sc), next, sc)))
 		e := errorLines(rep, 10)
 		if e == "" {
 			continue
@@ -328,6 +325,19 @@ func liveFixtures(ctx context.Context, objs [][]byte, prev *convert.Converter, s
 		}
 	}
 	return out
+}
+
+// asRollout words the findings of existing objects as rollout
+// disagreements: each names the object, the version and the field.
+func asRollout(r *check.Report) *check.Report {
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Check == check.CheckFixture {
+			f.Check, f.Pos = check.LawRollout, ""
+			f.Message = strings.TrimPrefix(f.Message, "fixture ")
+		}
+	}
+	return r
 }
 
 // enumOrderWarnings warns of many-to-one enums: the API server stores a

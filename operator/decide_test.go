@@ -222,4 +222,3 @@ spec:
 		t.Errorf("warnings %q\nwant %q", got, want)
 	}
 }
-
