@@ -92,7 +92,7 @@ func objectCond(kind, name string) string {
 	switch {
 	case strings.HasPrefix(kind, "cert-manager.io/"):
 		return `eq .Values.certs.mode "cert-manager"`
-	case kind == "NetworkPolicy":
+	case kind == "networking.k8s.io/NetworkPolicy":
 		return ".Values.networkPolicy.enabled"
 	case kind == "monitoring.coreos.com/ServiceMonitor":
 		return ".Values.serviceMonitor.enabled"
@@ -141,7 +141,9 @@ func generateChart(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := applyMarks(t, string(y), marks)
+		// Prometheus' and Grafana's own {{ }} are text to helm.
+		text := helmEscape.Replace(string(y))
+		text = applyMarks(t, text, marks)
 		text = strings.ReplaceAll(text, nsToken, "{{ .Release.Namespace }}")
 		text = strings.ReplaceAll(text, prefixToken, "{{ .Values.prefix }}")
 		if c := objectCond(kind, name); c != "" {
@@ -234,6 +236,8 @@ func setMark(root any, path []any, mark string, value bool) bool {
 	}
 	return false
 }
+
+var helmEscape = strings.NewReplacer("{{", `{{ "{{" }}`, "}}", `{{ "}}" }}`)
 
 var markRE = regexp.MustCompile(`HSMARK\d+`)
 

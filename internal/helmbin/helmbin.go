@@ -59,7 +59,9 @@ func Path(ctx context.Context, progress io.Writer) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(tmp, "helm")
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "helm.sh/helm/v4/cmd/helm")
+	// No -trimpath: the build cache entries of the Kubernetes libraries,
+	// at the main module's versions, are then the ones go test made.
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-ldflags", "-s -w", "-o", out, "helm.sh/helm/v4/cmd/helm")
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
 	var log bytes.Buffer
