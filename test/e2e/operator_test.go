@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -113,7 +114,7 @@ const (
 )
 
 type opEnv struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	ca       *pki.CA
 	core     kubernetes.Interface
@@ -286,7 +287,23 @@ func TestOperator(t *testing.T) {
 	})
 }
 
-func readCRDYAML(t *testing.T, doc string) *apiextv1.CustomResourceDefinition {
+// poll retries f every 20 ms until it returns nil or a minute passes.
+func poll(t testing.TB, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %v after a minute", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readCRDYAML(t testing.TB, doc string) *apiextv1.CustomResourceDefinition {
 	t.Helper()
 	var crd apiextv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict([]byte(doc), &crd); err != nil {
@@ -297,7 +314,7 @@ func readCRDYAML(t *testing.T, doc string) *apiextv1.CustomResourceDefinition {
 
 // newOpEnv installs the Conversion CRD, starts two webhook replicas and
 // the operator with its admission webhook registered.
-func newOpEnv(t *testing.T, ctx context.Context) *opEnv {
+func newOpEnv(t testing.TB, ctx context.Context) *opEnv {
 	t.Helper()
 	e := &opEnv{t: t, ctx: ctx}
 	var err error
@@ -320,8 +337,7 @@ func newOpEnv(t *testing.T, ctx context.Context) *opEnv {
 	// and cert-manager write it.
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: deploy.ServingSecretName(opWebhook), Namespace: opNamespace},
-		Type:       corev1.SecretTypeTLS,
-		Data:       map[string][]byte{pki.CAFile: e.ca.CertPEM, "tls.crt": {}, "tls.key": {}},
+		Data:       map[string][]byte{pki.CAFile: e.ca.CertPEM},
 	}
 	if _, err := e.core.CoreV1().Secrets(opNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -422,7 +438,7 @@ func (e *opEnv) startOperator() {
 	go func() {
 		done <- operator.Run(ctx, operator.Options{
 			Config: sb.RESTConfig(), Namespace: opNamespace, Service: opWebhook, PodDial: dial,
-			AdmissionAddr: addr, AdmissionCertDir: dir, CheckObjects: 20, Logger: testLogger(t),
+			AdmissionAddr: addr, AdmissionCertDir: dir, CheckObjects: 20, Logger: opLogger(),
 		})
 	}()
 	t.Cleanup(func() {
@@ -431,7 +447,7 @@ func (e *opEnv) startOperator() {
 			t.Errorf("operator: %v", err)
 		}
 	})
-	eventually(t, "the operator's admission webhook listening", func() error {
+	poll(t, "the operator's admission webhook listening", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err
@@ -454,7 +470,7 @@ func (e *opEnv) startOperator() {
 
 // apply runs kubectl apply of a Conversion document.
 func (e *opEnv) apply(doc string) (string, string, int) {
-	return kubectlRun(e.t, []byte(doc), "apply", "-f", "-")
+	return kubectlRun(e.t.(*testing.T), []byte(doc), "apply", "-f", "-")
 }
 
 func (e *opEnv) get() *unstructured.Unstructured {
@@ -490,7 +506,7 @@ func (e *opEnv) crd() string {
 // by every replica and its CRD configured.
 func (e *opEnv) waitConversion(gen int64, what string) {
 	e.t.Helper()
-	eventually(e.t, what, func() error {
+	poll(e.t, what, func() error {
 		u := e.get()
 		st, err := v1alpha1.GetStatus(u)
 		if err != nil {
@@ -538,4 +554,11 @@ func (e *opEnv) reviews() int64 {
 		}
 	}
 	return total
+}
+
+func opLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return nil
 }
