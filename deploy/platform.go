@@ -301,7 +301,9 @@ func (p platform) rbac() []any {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{p.hook.servingSecretName()}, Verbs: read},
+			// Leader election: its Lease, and the events it records.
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		},
 	}
 	bind := func(name, role string, l map[string]string, sa string) *rbacv1.ClusterRoleBinding {

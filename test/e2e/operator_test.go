@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,12 +22,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/api/v1alpha1"
@@ -345,11 +350,90 @@ func newOpEnv(t testing.TB, ctx context.Context) *opEnv {
 	t.Cleanup(func() {
 		e.core.CoreV1().Secrets(opNamespace).Delete(context.Background(), secret.Name, metav1.DeleteOptions{})
 	})
+	e.applyRBAC()
 	for i := 0; i < 2; i++ {
 		e.replicas = append(e.replicas, e.startReplica(i))
 	}
 	e.startOperator()
 	return e
+}
+
+// applyRBAC applies the platform's service accounts and RBAC, as deploy
+// --operator and the chart render them (prefix "op" names op-webhook and
+// op-operator), and a ClusterRole aggregated to the operator for the test
+// CRD's objects: the replicas and the operator then run as those service
+// accounts, so that the rights the chart grants are the ones tested.
+func (e *opEnv) applyRBAC() {
+	t := e.t
+	objs, err := deploy.RenderPlatform(deploy.PlatformOptions{Namespace: opNamespace, Prefix: "op", NoNamespace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rbac []any
+	for _, o := range objs {
+		switch o.(type) {
+		case *corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
+			rbac = append(rbac, o)
+		}
+	}
+	rbac = append(rbac, &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: "op-widgets", Labels: map[string]string{deploy.AggregateToOperator: "true"}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{opGroup}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "update"}}},
+	})
+	var manifest bytes.Buffer
+	if err := deploy.WriteYAML(&manifest, rbac); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", sb.KubeconfigPath()}, args...)...)
+		cmd.Stdin = bytes.NewReader(manifest.Bytes())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+	}
+	run("apply", "-f", "-")
+	t.Cleanup(func() { run("delete", "--wait=false", "-f", "-") })
+	// The sandbox runs no kube-controller-manager: aggregate the labelled
+	// ClusterRole's rules into op-operator-objects as its
+	// clusterrole-aggregation controller would.
+	roles := e.core.RbacV1().ClusterRoles()
+	agg, err := roles.Get(e.ctx, "op-operator-objects", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled, err := roles.List(e.ctx, metav1.ListOptions{LabelSelector: deploy.AggregateToOperator + "=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range labelled.Items {
+		agg.Rules = append(agg.Rules, r.Rules...)
+	}
+	if _, err := roles.Update(e.ctx, agg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serviceAccount is the user name of a service account of the platform.
+func serviceAccount(name string) string { return "system:serviceaccount:" + opNamespace + ":" + name }
+
+// kubeconfigAs writes a kubeconfig of the sandbox's admin impersonating
+// user, for a process that runs as a service account.
+func (e *opEnv) kubeconfigAs(user string) string {
+	t := e.t
+	cfg, err := clientcmd.LoadFromFile(sb.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range cfg.AuthInfos {
+		ai.Impersonate = user
+		ai.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + opNamespace, "system:authenticated"}
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // certDirFor writes a serving certificate for NAME.NAMESPACE.svc.
@@ -372,6 +456,7 @@ func (e *opEnv) certDirFor(name string) string {
 func (e *opEnv) startReplica(i int) *opReplica {
 	t := e.t
 	dir := e.certDirFor(opWebhook)
+	kubeconfig := e.kubeconfigAs(serviceAccount(opWebhook))
 	ctx, cancel := context.WithCancel(context.Background())
 	logR, logW := io.Pipe()
 	addrs := make(chan string, 1)
@@ -389,7 +474,7 @@ func (e *opEnv) startReplica(i int) *opReplica {
 	}()
 	done := make(chan int, 1)
 	go func() {
-		done <- servecmd.Main(ctx, []string{"serve", "--watch-conversions", "--kubeconfig", sb.KubeconfigPath(),
+		done <- servecmd.Main(ctx, []string{"serve", "--watch-conversions", "--kubeconfig", kubeconfig,
 			"--cert-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-delay", "10ms"},
 			strings.NewReader(""), io.Discard, logW)
 		logW.Close()
@@ -435,9 +520,12 @@ func (e *opEnv) startOperator() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	asOperator := rest.CopyConfig(sb.RESTConfig())
+	asOperator.Impersonate = rest.ImpersonationConfig{UserName: serviceAccount(opOperator),
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + opNamespace, "system:authenticated"}}
 	go func() {
 		done <- operator.Run(ctx, operator.Options{
-			Config: sb.RESTConfig(), Namespace: opNamespace, Service: opWebhook, PodDial: dial,
+			Config: asOperator, Namespace: opNamespace, Service: opWebhook, PodDial: dial,
 			AdmissionAddr: addr, AdmissionCertDir: dir, CheckObjects: 20, Logger: opLogger(),
 		})
 	}()
