@@ -1,7 +1,7 @@
 # One obvious way to run things. Every target is plain go commands.
 GO ?= go
 
-.PHONY: test lint race bench demo demo-soak build sandbox-assets
+.PHONY: test lint race bench demo demo-soak build sandbox-assets helm
 
 ## test: everything CI runs: lint, all tests, the plain-Go (purego) scanner
 ## path, the race detector on the server and migrate packages, and the demo exactly as
@@ -12,7 +12,7 @@ GO ?= go
 ## setups) mostly wait on drains and timeouts, and with the default (one a
 ## core) doctor's URL setups waited 25 s for a slot and ended last; e2e
 ## takes about 125 s instead of 170 s on two cores.
-test: lint sandbox-assets
+test: lint sandbox-assets helm
 	$(GO) test -timeout 30m -parallel 4 ./test/e2e ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
 	$(GO) test -race ./review/... ./server/... ./migrate/...
@@ -38,6 +38,11 @@ bench:
 ## directory.
 sandbox-assets:
 	$(GO) run ./cmd/hubspoke sandbox assets
+
+## helm: build the helm binary test/e2e renders charts/hubspoke with (once;
+## from its own module, internal/helmbin) and print its path.
+helm:
+	$(GO) run ./internal/helmbin/build
 
 ## demo: the README's main job.
 demo:

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,8 +46,14 @@ const DefaultMaxListedFailures = 50
 
 // Options configures a Handler.
 type Options struct {
-	// Converters serve the reviews, one per group and kind (required).
+	// Converters serve the reviews, one per group and kind (required
+	// unless Replaceable).
 	Converters []Converter
+	// Replaceable allows a Handler that starts with no converters, whose
+	// converters SetConverters replaces while it serves (hubspoke serve
+	// --watch-conversions). Reviews of a kind no converter serves fail,
+	// naming what the Handler converts.
+	Replaceable bool
 	// Logger receives one record per review (level Debug on success, Warn
 	// on failure, Error on a self-check failure or a panic, Info for a
 	// rejected request). Object contents are never logged. Nil means
@@ -66,13 +73,20 @@ type Options struct {
 // Handler answers ConversionReview requests (POST, application/json). It is
 // an http.Handler, safe for concurrent use; mount it at any path.
 type Handler struct {
-	byKey     map[string]*entry
-	known     string // "Widget.example.com, ..." for messages
+	// set is the converters; a request reads it once, so a request is
+	// served by one set, whatever SetConverters does meanwhile.
+	set       atomic.Pointer[converterSet]
 	log       *slog.Logger
 	maxBytes  int64
 	maxListed int
 	metrics   *metrics
 	workPool  sync.Pool
+}
+
+// converterSet is the converters a Handler serves, immutable once built.
+type converterSet struct {
+	byKey map[string]*entry
+	known string // "Widget.example.com, ..." for messages
 }
 
 // entry is one registered converter with its precomputed labels.
@@ -101,11 +115,10 @@ func (e *entry) versionLabel(v []byte) string {
 // converters serve the same group and kind, or when the metrics cannot be
 // registered.
 func NewHandler(opts Options) (*Handler, error) {
-	if len(opts.Converters) == 0 {
+	if len(opts.Converters) == 0 && !opts.Replaceable {
 		return nil, errors.New("review: no converters given")
 	}
 	h := &Handler{
-		byKey:     map[string]*entry{},
 		log:       opts.Logger,
 		maxBytes:  opts.MaxRequestBytes,
 		maxListed: opts.MaxListedFailures,
@@ -119,23 +132,9 @@ func NewHandler(opts Options) (*Handler, error) {
 	if h.maxListed <= 0 {
 		h.maxListed = DefaultMaxListedFailures
 	}
-	var names []string
-	for i, c := range opts.Converters {
-		if c == nil {
-			return nil, fmt.Errorf("review: converter %d is nil", i)
-		}
-		e := &entry{conv: c, group: c.Group(), kind: c.Kind(), versions: slices.Clone(c.Versions())}
-		e.engine, _ = c.(*convert.Converter)
-		e.crd = e.kind + "." + e.group
-		key := dispatchKey(nil, []byte(e.group), []byte(e.kind))
-		if _, dup := h.byKey[string(key)]; dup {
-			return nil, fmt.Errorf("review: two converters for kind %s in group %s", e.kind, e.group)
-		}
-		h.byKey[string(key)] = e
-		names = append(names, e.crd)
+	if err := h.SetConverters(opts.Converters); err != nil {
+		return nil, err
 	}
-	slices.Sort(names)
-	h.known = strings.Join(names, ", ")
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -143,6 +142,36 @@ func NewHandler(opts Options) (*Handler, error) {
 	h.metrics = m
 	h.workPool.New = func() any { return new(work) }
 	return h, nil
+}
+
+// SetConverters replaces the converters the Handler serves, at once:
+// a review that has started is served by the converters it started with,
+// every later one by cs. It fails, changing nothing, when two converters
+// serve the same group and kind.
+func (h *Handler) SetConverters(cs []Converter) error {
+	set := &converterSet{byKey: make(map[string]*entry, len(cs))}
+	var names []string
+	for i, c := range cs {
+		if c == nil {
+			return fmt.Errorf("review: converter %d is nil", i)
+		}
+		e := &entry{conv: c, group: c.Group(), kind: c.Kind(), versions: slices.Clone(c.Versions())}
+		e.engine, _ = c.(*convert.Converter)
+		e.crd = e.kind + "." + e.group
+		key := dispatchKey(nil, []byte(e.group), []byte(e.kind))
+		if _, dup := set.byKey[string(key)]; dup {
+			return fmt.Errorf("review: two converters for kind %s in group %s", e.kind, e.group)
+		}
+		set.byKey[string(key)] = e
+		names = append(names, e.crd)
+	}
+	slices.Sort(names)
+	set.known = strings.Join(names, ", ")
+	if set.known == "" {
+		set.known = "no kinds"
+	}
+	h.set.Store(set)
+	return nil
 }
 
 func dispatchKey(dst, group, kind []byte) []byte {
@@ -161,6 +190,7 @@ func splitAPIVersion(av []byte) (group, version []byte) {
 
 // work is the per-request state, pooled.
 type work struct {
+	set    *converterSet // the converters of this request
 	body   []byte
 	out    []byte
 	rv     review
@@ -209,6 +239,7 @@ func (h *Handler) putWork(wk *work) {
 	// Drop references into the body; keep atHead's own memory.
 	wk.inHead = apirules.Head{}
 	wk.atHead = apirules.Head{APIVersion: wk.atHead.APIVersion, Kind: wk.atHead.Kind}
+	wk.set = nil
 	clear(wk.errs)
 	wk.errs = wk.errs[:0]
 	clear(wk.rv.objects) // drop references into the body
@@ -251,6 +282,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	wk := h.workPool.Get().(*work)
 	defer h.putWork(wk)
+	wk.set = h.set.Load() // the converters of this whole request
 	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBytes), r.ContentLength, wk.body[:0])
 	wk.body = body
 	if err != nil {
@@ -416,6 +448,9 @@ func (wk *work) responseBuffer() []byte {
 // convertReview), which converts it again and reports exactly what is
 // wrong. A failing review thus costs up to twice a successful one.
 func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) bool {
+	if wk.set == nil {
+		wk.set = h.set.Load()
+	}
 	rv := &wk.rv
 	out := wk.responseBuffer()
 	wk.counts = wk.counts[:0]
@@ -450,7 +485,7 @@ func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) 
 		group, version := splitAPIVersion(av)
 		e := last
 		if key := dispatchKey(keyBuf[:0], group, kind); e == nil || !bytes.Equal(key, lastKey) {
-			if e = h.byKey[string(key)]; e == nil || e.engine == nil {
+			if e = wk.set.byKey[string(key)]; e == nil || e.engine == nil {
 				return v, false
 			}
 			last, lastKey = e, append(lastKey[:0], key...)
@@ -543,6 +578,9 @@ func leadingHead(s *jsonscan.Scanner, v int) (av, kind []byte, ok bool) {
 // ConversionReview response. It returns errInvalidObject, and writes
 // nothing, if an object turns out not to be valid JSON.
 func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) error {
+	if wk.set == nil {
+		wk.set = h.set.Load()
+	}
 	rv := &wk.rv
 	out := appendHead(wk.responseBuffer(), rv)
 	out = append(out, `,"convertedObjects":[`...)
@@ -566,10 +604,10 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 			key := dispatchKey(keyBuf[:0], group, o.Kind)
 			if last != nil && bytes.Equal(key, lastKey) {
 				e = last
-			} else if e = h.byKey[string(key)]; e != nil {
+			} else if e = wk.set.byKey[string(key)]; e != nil {
 				last, lastKey = e, append(lastKey[:0], key...)
 			} else {
-				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.Kind, group, h.known)
+				dispatchErr = fmt.Errorf("no converter for kind %s in group %s: this webhook converts %s", o.Kind, group, wk.set.known)
 			}
 		}
 		if dispatchErr != nil {

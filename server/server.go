@@ -8,8 +8,9 @@
 //
 //	POST /convert   the conversion handler (Options.Handler)
 //	GET  /healthz   200 while the process serves
-//	GET  /readyz    200 once certificates are loaded; 503 from the start of shutdown
+//	GET  /readyz    200 once certificates are loaded (and Options.ReadyCheck passes); 503 from the start of shutdown
 //	GET  /metrics   Prometheus metrics from Options.Gatherer
+//	     ...        Options.Handlers, at their paths
 //
 // With Options.ClientCAFile, a client certificate presented in any
 // handshake is verified against the CA, and /convert answers 403 to a
@@ -89,6 +90,14 @@ type Options struct {
 	// OnReady, when set, is called with the listening address once the
 	// server accepts connections.
 	OnReady func(addr net.Addr)
+	// ReadyCheck, when set, must return nil for /readyz to answer 200; its
+	// error is the 503's text. A server that loads what it converts after
+	// it starts (hubspoke serve --watch-conversions) is not ready before.
+	ReadyCheck func() error
+	// Handlers are served at their paths (a path ending in / also serves
+	// the paths below it) besides ConvertPath and the probes, without the
+	// client certificate ConvertPath may require.
+	Handlers map[string]http.Handler
 }
 
 func (o *Options) defaults() {
@@ -161,11 +170,17 @@ func Run(ctx context.Context, opts Options) error {
 		text(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc(ReadyzPath, func(w http.ResponseWriter, r *http.Request) {
+		var notReady error
+		if opts.ReadyCheck != nil {
+			notReady = opts.ReadyCheck()
+		}
 		switch {
 		case draining.Load():
 			text(w, http.StatusServiceUnavailable, "shutting down")
 		case !ready.Load():
 			text(w, http.StatusServiceUnavailable, "not ready")
+		case notReady != nil:
+			text(w, http.StatusServiceUnavailable, "not ready: "+notReady.Error())
 		default:
 			text(w, http.StatusOK, "ok")
 		}
@@ -178,6 +193,9 @@ func Run(ctx context.Context, opts Options) error {
 		conv = requireClientCert(conv)
 	}
 	mux.Handle(opts.ConvertPath, conv)
+	for path, h := range opts.Handlers {
+		mux.Handle(path, h)
+	}
 
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -448,4 +450,44 @@ func mustParseCert(t *testing.T, der []byte) *x509.Certificate {
 	c, err := x509.ParseCertificate(der)
 	must(t, err)
 	return c
+}
+
+// TestReadyCheckAndHandlers: /readyz follows ReadyCheck, and Handlers are
+// served without the client certificate /convert requires.
+func TestReadyCheckAndHandlers(t *testing.T) {
+	ca := newCA(t, "ca")
+	dir := newCertDir(t, ca)
+	clientCA := filepath.Join(t.TempDir(), "client-ca.crt")
+	must(t, os.WriteFile(clientCA, ca.pem, 0o644))
+	var loaded atomic.Bool
+	ts := start(t, Options{
+		CertDir:      dir,
+		ClientCAFile: clientCA,
+		ReadyCheck: func() error {
+			if !loaded.Load() {
+				return errors.New("loading Conversion objects")
+			}
+			return nil
+		},
+		Handlers: map[string]http.Handler{"/conversions/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "served "+r.URL.Path)
+		})},
+	}, nil)
+	c := client(ca.pem, nil, true)
+	for _, tc := range []struct {
+		path, want string
+		status     int
+	}{
+		{"/readyz", "not ready: loading Conversion objects\n", 503},
+		{"/conversions/a", "served /conversions/a", 200},
+	} {
+		status, body, err := get(c, ts.url+tc.path)
+		if err != nil || status != tc.status || body != tc.want {
+			t.Errorf("GET %s = %d %q %v, want %d %q", tc.path, status, body, err, tc.status, tc.want)
+		}
+	}
+	loaded.Store(true)
+	if status, body, err := get(c, ts.url+"/readyz"); err != nil || status != 200 || body != "ok\n" {
+		t.Errorf("GET /readyz once loaded = %d %q %v", status, body, err)
+	}
 }

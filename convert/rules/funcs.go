@@ -23,6 +23,21 @@ func RegisterFuncs(funcs map[string]convert.Rule) {
 	}
 }
 
+// RegisteredFuncs returns the names RegisterFuncs registered, sorted: the
+// Go funcs every rule file this program loads may name (a webhook reports
+// them, so that a Conversion naming a func it lacks is refused before it
+// is served).
+func RegisteredFuncs() []string {
+	celMu.RLock()
+	defer celMu.RUnlock()
+	names := make([]string, 0, len(registered))
+	for k := range registered {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // funcsRule returns the Go rule registered as name, and every name known.
 func (l *loader) funcsRule(name string) (convert.Rule, bool, []string) {
 	if r, ok := l.opts.Funcs[name]; ok {

@@ -33,6 +33,10 @@ type File struct {
 	MetadataName     string
 	Group, Kind, Hub string
 	Spokes           []SpokeSpec
+	// Rollout and Storage are spec.rollout and spec.storage, read by the
+	// operator when the file is a Conversion object (nil when absent).
+	Rollout *Rollout
+	Storage *Storage
 }
 
 // SpokeSpec is one spoke of a rule file.
@@ -194,9 +198,19 @@ func Parse(name string, data []byte, opts ...Options) (*File, error) {
 	if !ok {
 		return nil, l.errf(root, "spec", "missing")
 	}
-	spec, err := l.mapping(specNode.val, "spec", "group", "kind", "hub", "spokes")
+	spec, err := l.mapping(specNode.val, "spec", SpecFields...)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok := spec["rollout"]; ok {
+		if f.Rollout, err = l.rollout(e); err != nil {
+			return nil, err
+		}
+	}
+	if e, ok := spec["storage"]; ok {
+		if f.Storage, err = l.storage(e); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range []string{"group", "kind", "hub"} {
 		if l.scalar(spec, k) == "" {

@@ -33,6 +33,7 @@ type deployOptions struct {
 	reuseCerts  bool
 	validate    string
 	kube        kubeFlags
+	platform    platformFlags
 }
 
 // rolloutCheck is check's rolling-update safety (check.Rollout).
@@ -73,10 +74,17 @@ would refuse prints nothing (--validate=warn prints the reasons and
 renders, for a live CRD the API server keeps accepting as an update).
 Nothing is printed unless everything rendered. One object per document, in
 apply order; pipe to "kubectl apply -f -" or use as a kustomize base.
+With --operator, deploy renders instead hubspoke run by its operator, the
+objects of the Helm chart charts/hubspoke for the same choices: the
+Conversion CRD, the operator (admission webhook, rollout) and a webhook
+Deployment serving every Conversion object live; rules are then applied as
+Conversion objects (kubectl apply -f conversion.yaml) and the operator
+switches each CRD once every webhook pod serves its rules.
 See docs/production.md.`,
 		Example: `  hubspoke deploy -f examples/widget/crd.yaml --rules examples/widget/conversion.yaml | kubectl apply -f -
   hubspoke deploy -f crds/ -R --rules rules/widgets.yaml --rules rules/gadgets.yaml --certs hubspoke -n conversion
-  hubspoke deploy -f crd.yaml --rules conversion.yaml --image registry.example.com/hubspoke-webhook:v1.2.0 > base/webhook.yaml`,
+  hubspoke deploy -f crd.yaml --rules conversion.yaml --image registry.example.com/hubspoke-webhook:v1.2.0 > base/webhook.yaml
+  hubspoke deploy --operator --service-monitor --prometheus-rule | kubectl apply -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -99,10 +107,17 @@ See docs/production.md.`,
 	f.BoolVar(&o.reuseCerts, "reuse-certs", false, "with --certs hubspoke: keep the certificates and caBundle the cluster holds")
 	f.StringVar(&o.validate, "validate", "strict", "the API server's validation of each CRD: strict (or true) refuses a CRD it would refuse, warn prints the reasons and renders, ignore (or false) skips it")
 	o.kube.add(cmd)
+	o.platform.add(cmd)
 	return cmd
 }
 
 func (o *deployOptions) run(cmd *cobra.Command) error {
+	if o.platform.enabled {
+		return o.runPlatform(cmd)
+	}
+	if err := o.platform.checkPlatformOnly(cmd); err != nil {
+		return err
+	}
 	if len(o.crds) == 0 {
 		return usagef("deploy: no CRD: give one with -f")
 	}

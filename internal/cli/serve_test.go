@@ -23,7 +23,7 @@ func TestServeExitCodes(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "help lists serve", args: []string{"--help"}, wantCode: exitOK},
-		{name: "missing rules", args: []string{"serve", "--cert-dir", "x"}, wantCode: exitUsage, wantErr: "error: serve: --rules is required"},
+		{name: "missing rules", args: []string{"serve", "--cert-dir", "x"}, wantCode: exitUsage, wantErr: "error: serve: --rules (or --watch-conversions) is required"},
 		{name: "bad log format", args: []string{"serve", "--rules", bad, "--cert-dir", "x", "--log-format", "xml"}, wantCode: exitUsage, wantErr: `--log-format "xml"`},
 		{name: "unknown flag", args: []string{"serve", "--nope"}, wantCode: exitUsage, wantErr: "unknown flag: --nope"},
 		{name: "bad rules file", args: []string{"serve", "--rules", bad, "--cert-dir", "x"}, wantCode: exitFail, wantErr: "error: serve: " + bad},

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -40,26 +41,33 @@ type options struct {
 	shutdownDelay  time.Duration
 	shutdownGrace  time.Duration
 	reloadInterval time.Duration
+	watch          watchFlags
 }
 
 // New returns the serve command.
 func New() *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "serve --rules FILE [--rules FILE ...] --cert-dir DIR [--addr HOST:PORT]",
+		Use:   "serve (--rules FILE [--rules FILE ...] | --watch-conversions [--selector LABELS]) --cert-dir DIR [--addr HOST:PORT]",
 		Short: "Serve ConversionReviews over HTTPS for one or more rule files",
 		Long: `Serve the conversion webhook: POST /convert (ConversionReview v1 and v1beta1),
 /healthz, /readyz and /metrics, over HTTPS only.
 
 Each --rules file serves one CRD; reviews are dispatched by the objects'
-group and kind. --cert-dir holds tls.crt and tls.key (a kubernetes.io/tls
+group and kind. With --watch-conversions instead, the webhook serves the
+cluster's Conversion objects (hubspoke.dev/v1alpha1; --selector picks some),
+reloading each when it changes without dropping a request, keeping the last
+good generation when a new one does not load, and reporting what it serves
+at /conversions; it is ready once the Conversions that exist are loaded.
+--cert-dir holds tls.crt and tls.key (a kubernetes.io/tls
 Secret mounted as a volume); they are reloaded when they change. With
 --client-ca-file, /convert requires a client certificate signed by that CA.
 
 On SIGTERM /readyz turns 503, the server keeps serving for --shutdown-delay,
 then waits up to --shutdown-grace for in-flight reviews and exits.`,
 		Example: `  hubspoke serve --rules examples/widget/conversion.yaml --cert-dir /etc/hubspoke/tls
-  hubspoke serve --rules widgets.yaml --rules gadgets.yaml --cert-dir certs --addr 127.0.0.1:8443 --log-format json`,
+  hubspoke serve --rules widgets.yaml --rules gadgets.yaml --cert-dir certs --addr 127.0.0.1:8443 --log-format json
+  hubspoke serve --watch-conversions --selector team=a --cert-dir /etc/hubspoke/tls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd.Context(), cmd.ErrOrStderr(), o)
@@ -77,12 +85,19 @@ then waits up to --shutdown-grace for in-flight reviews and exits.`,
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "how long to keep serving, unready, after SIGTERM")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight reviews may take after that")
 	f.DurationVar(&o.reloadInterval, "cert-reload-interval", server.DefaultCertReloadInterval, "how often to check the certificate files for changes")
+	f.BoolVar(&o.watch.enabled, "watch-conversions", false, "serve the cluster's Conversion objects (hubspoke.dev/v1alpha1), reloaded live, instead of --rules files")
+	f.StringVarP(&o.watch.selector, "selector", "l", "", "with --watch-conversions: serve only the Conversions matching this label selector")
+	f.StringVar(&o.watch.kubeconfig, "kubeconfig", "", "with --watch-conversions: kubeconfig file (default: the pod's service account, $KUBECONFIG, ~/.kube/config)")
+	f.StringVar(&o.watch.context, "context", "", "with --watch-conversions: kubeconfig context")
 	return cmd
 }
 
 func run(ctx context.Context, stderr io.Writer, o options) error {
-	if len(o.rules) == 0 {
-		return usagef("serve: --rules is required")
+	if len(o.rules) == 0 && !o.watch.enabled {
+		return usagef("serve: --rules (or --watch-conversions) is required")
+	}
+	if err := o.watch.check(o.rules); err != nil {
+		return err
 	}
 	if o.certDir == "" {
 		return usagef("serve: --cert-dir is required")
@@ -128,6 +143,7 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := review.NewHandler(review.Options{
 		Converters:      convs,
+		Replaceable:     o.watch.enabled,
 		Logger:          log,
 		Registerer:      reg,
 		MaxRequestBytes: maxBytes,
@@ -135,7 +151,18 @@ func run(ctx context.Context, stderr io.Writer, o options) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	var readyCheck func() error
+	var handlers map[string]http.Handler
+	if o.watch.enabled {
+		wm, err := o.watch.start(ctx, h, log, reg)
+		if err != nil {
+			return err
+		}
+		readyCheck, handlers = wm.w.Ready, wm.handlers
+	}
 	return server.Run(ctx, server.Options{
+		ReadyCheck:         readyCheck,
+		Handlers:           handlers,
 		Addr:               o.addr,
 		CertDir:            o.certDir,
 		ClientCAFile:       o.clientCAFile,

@@ -158,7 +158,7 @@ func TestUsage(t *testing.T) {
 		wantOut  string
 	}{
 		{name: "version", args: []string{"version"}, wantCode: 0, wantOut: "hubspoke-webhook "},
-		{name: "no rules", args: []string{"serve", "--cert-dir", dir}, wantCode: 2, wantErr: "error: serve: --rules is required"},
+		{name: "no rules", args: []string{"serve", "--cert-dir", dir}, wantCode: 2, wantErr: "error: serve: --rules (or --watch-conversions) is required"},
 		{name: "no cert dir", args: []string{"serve", "--rules", rules}, wantCode: 2, wantErr: "error: serve: --cert-dir is required"},
 		{name: "bad log format", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-format", "xml"}, wantCode: 2, wantErr: `--log-format "xml": want text or json`},
 		{name: "bad log level", args: []string{"serve", "--rules", rules, "--cert-dir", dir, "--log-level", "loud"}, wantCode: 2, wantErr: `--log-level "loud"`},
@@ -175,6 +175,10 @@ func TestUsage(t *testing.T) {
 		{name: "argument", args: []string{"serve", "x"}, wantCode: 2, wantErr: `unknown command "x"`},
 		{name: "no such command", args: []string{"sandbox"}, wantCode: 2, wantErr: `unknown command "sandbox"`},
 		{name: "bad rules file", args: []string{"serve", "--rules", bad, "--cert-dir", dir}, wantCode: 1, wantErr: "error: serve: " + bad + ":"},
+		{name: "rules and watch", args: []string{"serve", "--rules", rules, "--watch-conversions", "--cert-dir", dir}, wantCode: 2, wantErr: "error: serve: --rules and --watch-conversions exclude each other"},
+		{name: "selector without watch", args: []string{"serve", "--rules", rules, "--selector", "a=b", "--cert-dir", dir}, wantCode: 2, wantErr: "error: serve: --selector, --kubeconfig and --context need --watch-conversions"},
+		{name: "bad selector", args: []string{"serve", "--watch-conversions", "-l", "a==b==c", "--cert-dir", dir}, wantCode: 2, wantErr: `error: serve: --selector "a==b==c": `},
+		{name: "watch without a cluster", args: []string{"serve", "--watch-conversions", "--kubeconfig", "/nonexistent/kubeconfig", "--cert-dir", dir, "--addr", "127.0.0.1:0"}, wantCode: 1, wantErr: "error: serve: --watch-conversions: no cluster to watch"},
 		{name: "missing certs", args: []string{"serve", "--rules", rules, "--cert-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, wantCode: 1, wantErr: "error: server: reading certificate: open "},
 	}
 	for _, tc := range rows {
