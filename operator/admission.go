@@ -122,7 +122,6 @@ func (a *admission) check(ctx context.Context, u *unstructured.Unstructured) ver
 	if e := errorLines(check.Static(sc, f), 10); e != "" {
 		return deny("conversion %s: check's static checks fail against CRD %s:\n%s", name, name, e)
 	}
-	warnings = append(warnings, enumOrderWarnings(f)...)
 	if len(funcs) > 0 {
 		warnings = append(warnings, fmt.Sprintf("laws and rollout safety not checked: funcs %s run Go code only the webhook has; run your webhook binary's check in CI", strings.Join(sortedKeys(funcs), ", ")))
 		return verdict{allowed: true, message: "rules load; static checks pass", warnings: warnings}
@@ -338,34 +337,6 @@ func asRollout(r *check.Report) *check.Report {
 		}
 	}
 	return r
-}
-
-// enumOrderWarnings warns of many-to-one enums: the API server stores a
-// mapping's keys sorted, so a Conversion's first spoke value for a hub
-// value — the one the hub value converts back to — is the first in sorted
-// order, whatever order the file listed them in.
-func enumOrderWarnings(f *rules.File) []string {
-	var out []string
-	for _, s := range f.Spokes {
-		for _, r := range s.Rules {
-			if r.Type != "enum" {
-				continue
-			}
-			values, _ := r.Params["values"].(map[string]string)
-			byHub := map[string][]string{}
-			for sv, hv := range values {
-				byHub[hv] = append(byHub[hv], sv)
-			}
-			for hv, svs := range byHub {
-				if len(svs) > 1 {
-					sort.Strings(svs)
-					out = append(out, fmt.Sprintf("spoke %s, enum %s: hub value %q converts back to %q, the first of %s in sorted order (a cluster stores mappings sorted)", s.Version, r.From, hv, svs[0], strings.Join(svs, ", ")))
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -198,27 +198,3 @@ func TestChooseBundle(t *testing.T) {
 		t.Errorf("a ca.crt that is not PEM: %q", e)
 	}
 }
-
-func TestEnumOrderWarnings(t *testing.T) {
-	doc := `apiVersion: hubspoke.dev/v1alpha1
-kind: Conversion
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  kind: Widget
-  hub: v1
-  spokes:
-  - version: v1alpha1
-    rules:
-    - enum: {from: spec.mode, values: {Quick: Performance, Fast: Performance, Slow: Economy}}
-`
-	f, err := rules.Parse("f.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := enumOrderWarnings(f)
-	want := `spoke v1alpha1, enum spec.mode: hub value "Performance" converts back to "Fast", the first of Fast, Quick in sorted order (a cluster stores mappings sorted)`
-	if len(got) != 1 || got[0] != want {
-		t.Errorf("warnings %q\nwant %q", got, want)
-	}
-}

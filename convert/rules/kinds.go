@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -221,42 +222,92 @@ func buildEnum(b *build) error {
 	if _, ok := b.m["values"]; !ok {
 		return b.errAt("values", "missing")
 	}
-	pairs, _, err := b.scalarMap("values")
+	pairs, nodes, err := b.scalarMap("values")
 	if err != nil {
 		return err
 	}
-	v := convert.EnumValues{Typed: true}
 	values := map[string]string{}
-	first := map[string]string{}
-	for _, p := range pairs {
-		v.Pairs = append(v.Pairs, convert.EnumPair{Spoke: p[0], Hub: p[1]})
+	reached := map[string][]string{} // hub value -> its spoke values, as listed
+	listedAt := map[string]*yaml.Node{}
+	for i, p := range pairs {
 		values[plainOf(p[0])] = plainOf(p[1])
-		if _, ok := first[p[1]]; !ok {
-			first[p[1]] = p[0]
+		reached[p[1]] = append(reached[p[1]], p[0])
+		if _, ok := listedAt[p[1]]; !ok {
+			listedAt[p[1]] = nodes[i]
 		}
 	}
 	hubPairs, hubNodes, err := b.scalarMap("hubValues")
 	if err != nil {
 		return err
 	}
+	v := convert.EnumValues{Typed: true}
 	hubValues := map[string]string{}
+	var shown [][2]string
+	back := map[string]string{} // many-to-one hub value -> the spoke value it converts back to
 	for i, p := range hubPairs {
-		if s, ok := first[p[0]]; ok {
-			return b.l.errf(hubNodes[i], b.field+".hubValues."+plainOf(p[0]), "hub value %s is not hub-only: spoke value %s maps to it", p[0], s)
+		at := b.field + ".hubValues." + plainOf(p[0])
+		switch spokes := reached[p[0]]; {
+		case len(spokes) == 1:
+			return b.l.errf(hubNodes[i], at, "hub value %s is not hub-only: spoke value %s maps to it", p[0], spokes[0])
+		case len(spokes) > 1:
+			if !slices.Contains(spokes, p[1]) {
+				return b.l.errf(hubNodes[i], at, "hub value %s converts back to one of the spoke values that map to it (%s), not %s", p[0], strings.Join(spokes, ", "), p[1])
+			}
+			back[p[0]] = p[1]
+		default:
+			if _, ok := values[plainOf(p[1])]; !ok {
+				return b.l.errf(hubNodes[i], at, "%s is not a spoke value of values", p[1])
+			}
+			v.HubOnly = append(v.HubOnly, convert.EnumPair{Hub: p[0], Spoke: p[1]})
+			shown = append(shown, p)
 		}
-		if _, ok := values[plainOf(p[1])]; !ok {
-			return b.l.errf(hubNodes[i], b.field+".hubValues."+plainOf(p[0]), "%s is not a spoke value of values", p[1])
-		}
-		v.HubOnly = append(v.HubOnly, convert.EnumPair{Hub: p[0], Spoke: p[1]})
 		hubValues[plainOf(p[0])] = plainOf(p[1])
+	}
+	// A mapping's order is not part of its meaning: a Conversion object
+	// stored by the API server holds its keys sorted. So a hub value that
+	// several spoke values map to converts back to the one hubValues
+	// names, else to the first in that order; a file listing another one
+	// first meant it, and is refused rather than read otherwise.
+	byPlain := func(a, b [2]string) int { return strings.Compare(plainOf(a[0]), plainOf(b[0])) }
+	sorted := slices.SortedStableFunc(slices.Values(pairs), byPlain)
+	for _, p := range sorted {
+		spokes := reached[p[1]]
+		if _, named := back[p[1]]; named || len(spokes) < 2 {
+			continue
+		}
+		back[p[1]] = p[0]
+		if spokes[0] != p[0] {
+			return b.l.errf(listedAt[p[1]], b.field+".values."+plainOf(spokes[0]),
+				"hub value %s is reached from spoke values %s and converts back to %s, the first in sorted order (a Conversion object's mapping keeps no order), not to %s listed first: name the one it converts back to in hubValues ({%s: %s})",
+				p[1], strings.Join(spokes, ", "), p[0], spokes[0], plainOf(p[1]), plainOf(spokes[0]))
+		}
+	}
+	// The pairs in that order, each many-to-one hub value's way back
+	// first: the engine converts a hub value back to its first pair.
+	for _, p := range sorted {
+		if s, ok := back[p[1]]; ok && s == p[0] {
+			v.Pairs = append(v.Pairs, convert.EnumPair{Spoke: p[0], Hub: p[1]})
+		}
+	}
+	for _, p := range sorted {
+		if s, ok := back[p[1]]; !ok || s != p[0] {
+			v.Pairs = append(v.Pairs, convert.EnumPair{Spoke: p[0], Hub: p[1]})
+		}
+	}
+	canonical := make([][2]string, len(v.Pairs))
+	for i, p := range v.Pairs {
+		canonical[i] = [2]string{p.Spoke, p.Hub}
 	}
 	// values and hubValues spell each value plainly (a string's content,
 	// a number's literal); pairs and hubPairs as JSON, with their types.
 	b.spec.Params["values"] = values
-	b.spec.Params["pairs"] = pairs
+	b.spec.Params["pairs"] = canonical
 	if len(hubValues) > 0 {
 		b.spec.Params["hubValues"] = hubValues
-		b.spec.Params["hubPairs"] = hubPairs
+	}
+	if len(shown) > 0 {
+		slices.SortStableFunc(shown, byPlain)
+		b.spec.Params["hubPairs"] = shown
 	}
 	return b.done(convert.EnumWith(b.spec.From, b.spec.To, v))
 }
@@ -533,7 +584,7 @@ func (b *build) modifiers() error {
 	}
 	if e, ok := b.m["dropIfEmpty"]; ok {
 		var v bool
-		if e.val.Kind != yaml.ScalarNode || e.val.Decode(&v) != nil {
+		if n := deref(e.val); n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
 			return b.errAt("dropIfEmpty", "want true or false")
 		}
 		m.DropIfEmpty = v

@@ -39,7 +39,9 @@ func TestLoadErrors(t *testing.T) {
 		{"rename without to", head + "    - rename: {from: spec.a}\n", "spec.spokes[0].rules[0].rename.to: missing"},
 		{"bad path", head + "    - rename: {from: spec..a, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec..a": empty segment`},
 		{"metadata path", head + "    - rename: {from: metadata.name, to: spec.b}\n", "f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: from: path metadata.name: the API server restores metadata"},
-		{"enum hub value not hub-only", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: X}\n        hubValues: {X: A}\n", `f.yaml:14:24: spec.spokes[0].rules[0].enum.hubValues.X: hub value "X" is not hub-only: spoke value "A" maps to it`},
+		{"enum hub value not hub-only", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: Y}\n        hubValues: {X: A}\n", `f.yaml:14:24: spec.spokes[0].rules[0].enum.hubValues.X: hub value "X" is not hub-only: spoke value "A" maps to it`},
+		{"enum many to one listed out of order", head + "    - enum:\n        from: spec.m\n        values: {B: X, A: X}\n", `f.yaml:13:21: spec.spokes[0].rules[0].enum.values.B: hub value "X" is reached from spoke values "B", "A" and converts back to "A", the first in sorted order (a Conversion object's mapping keeps no order), not to "B" listed first: name the one it converts back to in hubValues ({X: B})`},
+		{"enum many to one back to another", head + "    - enum:\n        from: spec.m\n        values: {A: X, B: X, C: Y}\n        hubValues: {X: C}\n", `f.yaml:14:24: spec.spokes[0].rules[0].enum.hubValues.X: hub value "X" converts back to one of the spoke values that map to it ("A", "B"), not "C"`},
 		{"numeric pointer", head + "    - rename: {from: /spec/items/0/x, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "/spec/items/0/x": segment "0" is a list index`},
 		{"numeric dotted", head + "    - rename: {from: spec.items.0.x, to: spec.b}\n", `f.yaml:11:22: spec.spokes[0].rules[0].rename.from: path "spec.items.0.x": segment "0" is a list index`},
 		{"different scopes", head + "    - rename: {from: 'spec.a[*].x', to: 'spec.b[*].x'}\n", `f.yaml:11:7: spec.spokes[0].rules[0].rename: rename: spec.a[*].x and spec.b[*].x go through different lists or maps`},
@@ -262,5 +264,33 @@ func TestMergeKeys(t *testing.T) {
 	_, err = rules.Parse("f.yaml", []byte(head+"    - rename: {from: spec.a, from: spec.b, to: spec.c}\n"))
 	if err == nil || !strings.Contains(err.Error(), "rename.from: set twice") {
 		t.Errorf("error %v, want a key set twice", err)
+	}
+}
+
+// TestEnumWayBackIgnoresOrder: a hub value several spoke values map to
+// converts back to the one hubValues names, else to the first in sorted
+// order, however the mapping is listed: a Conversion object stored by the
+// API server holds its keys sorted, and must mean what its file meant.
+func TestEnumWayBackIgnoresOrder(t *testing.T) {
+	tests := []struct{ name, enum, want string }{
+		{"sorted first", "{from: spec.m, values: {Fast: P, Quick: P}}", "Fast"},
+		{"named, listed second", "{from: spec.m, values: {Fast: P, Quick: P}, hubValues: {P: Quick}}", "Quick"},
+		{"named, listed first", "{from: spec.m, values: {Quick: P, Fast: P}, hubValues: {P: Quick}}", "Quick"},
+		{"named, sorted first, listed second", "{from: spec.m, values: {Quick: P, Fast: P}, hubValues: {P: Fast}}", "Fast"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := rules.Load("f.yaml", []byte(head+"    - enum: "+tt.enum+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := c.Convert(nil, []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"m":"P"}}`), "example.com/v1alpha1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"spec":{"m":"` + tt.want + `"}`; !strings.Contains(string(out), want) {
+				t.Errorf("got %s, want %s", out, want)
+			}
+		})
 	}
 }
