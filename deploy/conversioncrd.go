@@ -165,13 +165,18 @@ func ConversionCRD() *apiextv1.CustomResourceDefinition {
 }
 
 // ruleSchema is one rule: a mapping with exactly one key, the rule kind,
-// whose value holds the kind's parameters.
+// whose value holds the kind's parameters and modifiers.
 func ruleSchema() *apiextv1.JSONSchemaProps {
 	props := map[string]apiextv1.JSONSchemaProps{}
 	for _, k := range rules.Grammar() {
 		params := map[string]apiextv1.JSONSchemaProps{}
-		for _, p := range k.Params {
-			params[p] = paramSchema(k.Name, p)
+		for _, p := range append(k.Params, k.Modifiers...) {
+			s, ok := paramSchema(k.Name, p)
+			if !ok {
+				// TestEveryRuleParameterHasASchema names them all.
+				panic(fmt.Sprintf("deploy: rule kind %s has a parameter %s that the Conversion schema does not know: give it a schema in paramSchema", k.Name, p))
+			}
+			params[p] = s
 		}
 		props[k.Name] = apiextv1.JSONSchemaProps{Type: "object", Properties: params}
 	}
@@ -185,36 +190,47 @@ func ruleSchema() *apiextv1.JSONSchemaProps {
 }
 
 // paramSchema is the schema of parameter p of rule kind k, as the loader
-// reads it.
-func paramSchema(k, p string) apiextv1.JSONSchemaProps {
+// reads it; false if there is none.
+func paramSchema(k, p string) (apiextv1.JSONSchemaProps, bool) {
 	anyValue := apiextv1.JSONSchemaProps{XPreserveUnknownFields: ptr(true)}
 	switch {
 	case k == "funcs" && (p == "from" || p == "to"):
 		// A path or a list of paths.
-		return anyValue
-	case p == "default":
+		return anyValue, true
+	case p == "default" || k == "constant" && p == "value" || k == "missing" && (p == "hub" || p == "spoke"):
 		// Any JSON value.
-		return anyValue
-	case p == "values" || p == "hubValues" || p == "defaults":
-		// A mapping of strings, read in document order.
+		return anyValue, true
+	case p == "values" || p == "hubValues":
+		// A mapping of scalars: strings, numbers or booleans. OpenAPI
+		// gives a value one type, and CEL none to an untyped value: the
+		// loader refuses the others (the Accepted condition says where).
+		return apiextv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{
+			Allows: true, Schema: &anyValue,
+		}}, true
+	case p == "defaults":
+		// A mapping of strings.
 		return apiextv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{
 			Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "string"},
-		}}
+		}}, true
 	case p == "multiply" || p == "divide":
 		// The loader reads the number's text: 1000 or "1000".
-		return apiextv1.JSONSchemaProps{XIntOrString: true}
+		return apiextv1.JSONSchemaProps{XIntOrString: true}, true
+	case p == "dropIfEmpty":
+		return apiextv1.JSONSchemaProps{Type: "boolean"}, true
 	case stringParams[p]:
-		return apiextv1.JSONSchemaProps{Type: "string"}
+		return apiextv1.JSONSchemaProps{Type: "string"}, true
 	}
-	panic(fmt.Sprintf("deploy: rule kind %s has a parameter %s that the Conversion schema does not know: give it a schema in paramSchema", k, p))
+	return apiextv1.JSONSchemaProps{}, false
 }
 
 // stringParams are the parameters the loader reads as one string: paths,
-// names, choices, patterns and CEL expressions.
+// names, choices, patterns, reasons and CEL expressions.
 var stringParams = map[string]bool{
 	"from": true, "to": true, "path": true, "name": true, "key": true, "keyType": true,
 	"order": true, "otherwise": true, "pattern": true, "unit": true, "round": true,
-	"spoke": true, "toHub": true, "fromHub": true,
+	"spoke": true, "hub": true, "format": true, "empty": true, "in": true,
+	"acknowledgeLoss": true, "derive": true, "toHub": true, "fromHub": true,
+	"when": true, "restore": true,
 }
 
 func enumJSON(vals ...string) []apiextv1.JSON {

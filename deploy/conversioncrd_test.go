@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubspoke/hubspoke/api/v1alpha1"
 	"github.com/hubspoke/hubspoke/convert"
+	_ "github.com/hubspoke/hubspoke/convert/celenv" // rules with when
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/deploy"
 	"github.com/hubspoke/hubspoke/schema"
@@ -86,6 +87,25 @@ spec:
   hub: v1
 `
 
+// TestEveryRuleParameterHasASchema: the Conversion CRD's schema knows
+// every parameter and modifier of every rule kind the loader reads, so
+// the API server prunes none of a rule file applied as an object.
+func TestEveryRuleParameterHasASchema(t *testing.T) {
+	v := conversionVersion(t)
+	rule := v.Structural.Properties["spec"].Properties["spokes"].Items.Properties["rules"].Items
+	for _, k := range rules.Grammar() {
+		got := rule.Properties[k.Name].Properties
+		for _, p := range append(k.Params, k.Modifiers...) {
+			if _, ok := got[p]; !ok {
+				t.Errorf("rule kind %s: no schema for %s", k.Name, p)
+			}
+		}
+		if len(got) != len(k.Params)+len(k.Modifiers) {
+			t.Errorf("rule kind %s: the schema has %d parameters, the loader reads %d", k.Name, len(got), len(k.Params)+len(k.Modifiers))
+		}
+	}
+}
+
 // TestConversionCRDSchema holds the schema to the loader on the values
 // whose types OpenAPI can say: what both accept, and what both refuse.
 func TestConversionCRDSchema(t *testing.T) {
@@ -103,7 +123,10 @@ func TestConversionCRDSchema(t *testing.T) {
 		{"unknown rule kind", "  spokes:\n  - version: v1alpha1\n    rules:\n    - frobnicate: {from: spec.a}\n", "spec.spokes[0].rules[0].frobnicate: unknown field"},
 		{"two kinds in a rule", "  spokes:\n  - version: v1alpha1\n    rules:\n    - {rename: {from: spec.a, to: spec.b}, enum: {from: spec.c}}\n", "spec.spokes[0].rules[0]: Too many: 2: must have at most 1 item"},
 		{"unknown spec field", "  extra: 1\n", "spec.extra: unknown field"},
-		{"enum values not strings", "  spokes:\n  - version: v1alpha1\n    rules:\n    - enum: {from: spec.a, values: {A: [1]}}\n", "spec.spokes[0].rules[0].enum.values.A: Invalid value: \"array\""},
+		{"enum of numbers and booleans", "  spokes:\n  - version: v1alpha1\n    rules:\n    - enum: {from: spec.a, values: {Low: 0, High: 2.5, On: true}, hubValues: {Medium: Low}}\n", ""},
+		{"every modifier", "  spokes:\n  - version: v1alpha1\n    rules:\n    - rename: {from: spec.a, to: spec.b, when: has(self.x), restore: kept, dropIfEmpty: true}\n", ""},
+		{"constant, drop and missing", "  spokes:\n  - version: v1alpha1\n    rules:\n    - constant: {path: spec.a, value: {x: 1}, in: hub}\n    - drop: {path: spec.b, in: spoke, acknowledgeLoss: unused}\n    - missing: {path: spec.c, hub: [1], spoke: false}\n", ""},
+		{"dropIfEmpty not a bool", "  spokes:\n  - version: v1alpha1\n    rules:\n    - rename: {from: spec.a, to: spec.b, dropIfEmpty: \"yes\"}\n", "spec.spokes[0].rules[0].rename.dropIfEmpty: Invalid value"},
 		{"storage not a bool", "  storage: {migrate: \"yes\"}\n", "spec.storage.migrate: Invalid value"},
 		{"acknowledgement without reason", "  rollout:\n    acknowledgeDifferences: {fromGeneration: 2}\n", "spec.rollout.acknowledgeDifferences.reason: Required value"},
 		{"spoke without version", "  spokes:\n  - rules: []\n", "spec.spokes[0].version: Required value"},

@@ -16,13 +16,16 @@ import (
 type KindGrammar struct {
 	Name   string
 	Params []string
+	// Modifiers are the parameters every kind of its sort takes (when,
+	// restore, dropIfEmpty).
+	Modifiers []string
 }
 
 // Grammar returns every rule kind and its parameters, sorted by kind.
 func Grammar() []KindGrammar {
 	out := make([]KindGrammar, 0, len(kinds))
 	for name, k := range kinds {
-		out = append(out, KindGrammar{Name: name, Params: slices.Clone(k.params)})
+		out = append(out, KindGrammar{Name: name, Params: slices.Clone(k.params), Modifiers: slices.Clone(k.mods)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
