@@ -6,10 +6,14 @@
 // version the API server uses for new expressions.
 //
 // Expressions see self, the value of the rule's field, and object, the
-// whole object as the rules before left it (read lazily: only the members
-// an expression reads are decoded); fail("message") refuses a value with
-// that message (a convert.Refusal). Numbers come out as the API server
-// writes them (apirules.AppendFloat).
+// whole object as the rules before left it; fail("message") refuses a
+// value with that message (a convert.Refusal). Both are read from their
+// JSON as the expression goes: an object's members only when the
+// expression reads them, and an object it gives back whole is written from
+// its bytes. Numbers are read as the API server reads them (an integer
+// literal that fits is an int, any other number a double) and come out as
+// it writes them (apirules.AppendFloat); objects come out with their keys
+// in order.
 //
 // It is kept out of package convert because the Kubernetes CEL libraries
 // link net/http. The hubspoke binaries link it; a program of your own that
