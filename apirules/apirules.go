@@ -3,8 +3,10 @@ package apirules
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -340,11 +342,83 @@ func AnnotationsSize(raw []byte) (int, error) {
 		}
 		return 0, fmt.Errorf("metadata.annotations is %s, want an object of strings", jsonscan.Kind(raw[i]))
 	}
-	m, err := stringMap(raw[i:])
+	z := sizers.Get().(*sizer)
+	defer z.release()
+	size, err := z.size(raw[i:])
 	if err != nil {
 		return 0, fmt.Errorf("metadata.annotations: %w", err)
 	}
-	return annotationsSize(m), nil
+	return size, nil
+}
+
+// sizer is what AnnotationsSize needs, pooled: it runs on every
+// conversion that keeps a value, and counts without building the map
+// stringMap would.
+type sizer struct {
+	s    jsonscan.Scanner
+	keys []sizedKey
+	buf  []byte // an escaped value, decoded
+}
+
+// sizedKey is a member of the annotations: its decoded key (a sub-slice
+// of the document, or a copy when escaped) and its value's decoded size.
+type sizedKey struct {
+	key  []byte
+	size int
+}
+
+var sizers = sync.Pool{New: func() any { return new(sizer) }}
+
+func (z *sizer) release() {
+	clear(z.keys)
+	z.keys = z.keys[:0]
+	z.s.Trim()
+	if cap(z.buf) > MaxAnnotationsBytes {
+		z.buf = nil
+	}
+	sizers.Put(z)
+}
+
+// size is annotationsSize(stringMap(raw)) without the map: the decoded
+// bytes of every key and value, the last of duplicate keys counting once,
+// with stringMap's errors.
+func (z *sizer) size(raw []byte) (int, error) {
+	z.s.Reset(raw)
+	_, err := z.s.Object(0, 1, func(key []byte, v int) (int, error) {
+		if v >= len(raw) || raw[v] != '"' {
+			end, err := z.s.Value(v, 1)
+			if err != nil {
+				return end, err
+			}
+			return end, fmt.Errorf("the value of %q is %s, want a string", key, jsonscan.Kind(raw[v]))
+		}
+		end, escaped, err := z.s.String(v)
+		if err != nil {
+			return end, err
+		}
+		n := end - v - 2
+		if escaped {
+			z.buf = jsonscan.Unquote(z.buf[:0], raw[v+1:end-1])
+			n = len(z.buf)
+		}
+		z.keys = append(z.keys, sizedKey{key: key, size: n})
+		return end, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	// In key order, duplicates in the order they came (a stable sort):
+	// the last of each run counts.
+	ks := z.keys
+	slices.SortStableFunc(ks, func(a, b sizedKey) int { return bytes.Compare(a.key, b.key) })
+	total := 0
+	for i := range ks {
+		if i+1 < len(ks) && bytes.Equal(ks[i].key, ks[i+1].key) {
+			continue
+		}
+		total += len(ks[i].key) + ks[i].size
+	}
+	return total, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -34,6 +34,26 @@ type CELContext interface {
 	EvalContext(self, object []byte) ([]byte, error)
 }
 
+// CELAppender is implemented by a CELExpression that appends its result
+// to a buffer and reads self and object as valid JSON without checking
+// them again (package convert/celenv's expressions do). The engine hands
+// over only JSON its scanner validated, and keeps the result in the
+// conversion's scratch memory: an evaluation allocates no result of its
+// own.
+type CELAppender interface {
+	// AppendEval evaluates the expression with self and object bound to
+	// those JSON values (object nil when the expression does not read
+	// it) and appends the result, as JSON, to dst. On an error, dst's
+	// bytes up to its length are left as they were.
+	AppendEval(dst, self, object []byte) ([]byte, error)
+}
+
+// AppendJSONString appends s to dst as a JSON string, as json.Marshal
+// writes it (HTML-safe: <, > and & as \u003c and so on; U+2028 and U+2029
+// escaped; invalid UTF-8 as \ufffd): the one spelling of every string the
+// engine writes, for a CELExpression's results.
+func AppendJSONString[S string | []byte](dst []byte, s S) []byte { return appendJSONString(dst, s) }
+
 // Refusal is the error of an expression that refuses a value on purpose,
 // with its own message (cel's fail("...")): the conversion fails with that
 // message, as a deliberate refusal, not as an expression error.
@@ -42,12 +62,44 @@ type Refusal struct{ Message string }
 func (e *Refusal) Error() string { return e.Message }
 
 // evalCEL evaluates x with self bound to the JSON value self, and object
-// to the whole object when x reads it.
+// to the whole object when x reads it. The result is in the conversion's
+// scratch memory.
 func (o *Object) evalCEL(x CELExpression, self []byte) ([]byte, error) {
-	if cx, ok := x.(CELContext); ok && cx.UsesObject() {
-		return cx.EvalContext(self, o.objectContext())
+	var object []byte
+	cx, ok := x.(CELContext)
+	if ok && cx.UsesObject() {
+		object = o.objectContext()
 	}
-	return x.Eval(self)
+	st := o.st
+	if ax, ok := x.(CELAppender); ok {
+		start := len(st.scratch)
+		out, err := ax.AppendEval(st.scratch, self, object)
+		if err != nil {
+			return nil, err
+		}
+		st.scratch = out
+		return out[start:len(out):len(out)], nil
+	}
+	var out []byte
+	var err error
+	if object != nil {
+		out, err = cx.EvalContext(self, object)
+	} else {
+		out, err = x.Eval(self)
+	}
+	if err != nil || out == nil {
+		return nil, err
+	}
+	return st.keep(out), nil
+}
+
+// drop gives back the scratch memory of b when it is the last value
+// written there (as evalCEL's result is until the next write).
+func (s *state) drop(b []byte) {
+	n := len(s.scratch)
+	if len(b) > 0 && n >= len(b) && &s.scratch[n-1] == &b[len(b)-1] {
+		s.scratch = s.scratch[:n-len(b)]
+	}
 }
 
 // objectContext returns the JSON of the whole object as the rules before
@@ -155,12 +207,13 @@ func (r *celRule) ToHub(o *Object) error { return r.run(o, r.from, r.to, true) }
 func (r *celRule) FromHub(o *Object) error { return r.run(o, r.to, r.from, false) }
 
 func (r *celRule) run(o *Object, src, dst Path, toHub bool) error {
-	done, out, err := r.aside(o, src, dst, toHub)
+	var ev evaluation
+	done, err := r.aside(o, src, dst, toHub, &ev)
 	if done || err != nil {
 		return err
 	}
 	return move(o, r, src, dst, func(n node) (node, error) {
-		return r.apply(o, n, src, dst, toHub, out)
+		return r.apply(o, n, src, dst, toHub, &ev)
 	})
 }
 
@@ -170,32 +223,33 @@ func (r *celRule) run(o *Object, src, dst Path, toHub bool) error {
 // destination version kept earlier is restored when the source is missing
 // and the destination not set since.
 //
-// Otherwise it returns the evaluation of the source value, for apply.
-func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation, error) {
+// Otherwise it sets ev to the evaluation of the source value, for apply
+// (ev.done false for a null source, evaluated there).
+func (r *celRule) aside(o *Object, src, dst Path, toHub bool, ev *evaluation) (bool, error) {
 	kept, ok, err := o.takeField(o.to, dst)
 	if err != nil {
-		return true, nil, wrapRuleErr(r, dst, err)
+		return true, wrapRuleErr(r, dst, err)
 	}
 	n, err := o.lookup(src)
 	if err != nil {
-		return true, nil, wrapRuleErr(r, src, err)
+		return true, wrapRuleErr(r, src, err)
 	}
 	if n == nil {
 		if !ok {
-			return true, nil, nil
+			return true, nil
 		}
 		if cur, err := o.lookup(dst); err != nil || cur != nil && !o.keptWins {
-			return true, nil, wrapRuleErr(r, dst, err)
+			return true, wrapRuleErr(r, dst, err)
 		}
-		return true, nil, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
+		return true, wrapRuleErr(r, dst, o.set(dst, node{raw: o.st.keep(kept)}))
 	}
 	if ok && o.keptWins {
 		// The kept value wins over the value set since.
 		keep := func(node) (node, error) { return node{raw: o.st.keep(kept)}, nil }
-		return true, nil, wrapRuleErr(r, src, move(o, r, src, dst, keep))
+		return true, wrapRuleErr(r, src, move(o, r, src, dst, keep))
 	}
 	if n.isNull() {
-		return false, nil, nil
+		return false, nil
 	}
 	raw := o.rawOf(n)
 	// An exact value the destination version kept against this very
@@ -203,9 +257,9 @@ func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation
 	// form on the way back (toHub gives optional.none() for the hub's
 	// false), and it must not be kept aside as a new value.
 	if v, ok, err := o.takeExact(o.to, dst, raw); err != nil {
-		return true, nil, wrapRuleErr(r, dst, err)
+		return true, wrapRuleErr(r, dst, err)
 	} else if ok {
-		return true, nil, move(o, r, src, dst, func(node) (node, error) { return node{raw: o.st.keep(v)}, nil })
+		return true, move(o, r, src, dst, func(node) (node, error) { return node{raw: o.st.keep(v)}, nil })
 	}
 	fwd, name := r.toHub, "toHub"
 	if !toHub {
@@ -213,24 +267,26 @@ func (r *celRule) aside(o *Object, src, dst Path, toHub bool) (bool, *evaluation
 	}
 	out, err := o.evalCEL(fwd, raw)
 	if !errors.Is(err, ErrNoForm) {
-		return false, &evaluation{out: out, err: err}, nil
+		*ev = evaluation{out: out, err: err, done: true}
+		return false, nil
 	}
 	if !r.keep {
-		return true, nil, ruleErr(r, src, "%s of %s: %v (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", name, compact(raw), ErrNoForm)
+		return true, ruleErr(r, src, "%s of %s: %v (otherwise: fail; otherwise: keep would keep it in the preserved annotation)", name, compact(raw), ErrNoForm)
 	}
 	if err := o.keepField(o.from, src, raw); err != nil {
-		return true, nil, wrapRuleErr(r, src, err)
+		return true, wrapRuleErr(r, src, err)
 	}
 	if _, _, err := o.del(src); err != nil {
-		return true, nil, wrapRuleErr(r, src, err)
+		return true, wrapRuleErr(r, src, err)
 	}
-	return true, nil, wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
+	return true, wrapRuleErr(r, src, o.pruneEmpty(src, commonPrefixLen(src, dst)))
 }
 
 // evaluation is the result of one direction on the source value.
 type evaluation struct {
-	out []byte
-	err error
+	out  []byte
+	err  error
+	done bool
 }
 
 func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evaluation) (node, error) {
@@ -251,7 +307,7 @@ func (r *celRule) apply(o *Object, n node, src, dst Path, toHub bool, ev *evalua
 			return node{}, wrapRuleErr(r, src, err)
 		}
 	}
-	return node{raw: o.st.keep(out)}, nil
+	return node{raw: out}, nil // in scratch memory (evalCEL)
 }
 
 // convert evaluates one direction on the JSON value self (toHub: the
@@ -266,20 +322,20 @@ func (r *celRule) convert(o *Object, self []byte, toHub bool, ev *evaluation) (o
 	if !toHub {
 		fwd, inv, fwdName, invName = r.fromHub, r.toHub, "fromHub", "toHub"
 	}
-	if ev != nil {
+	if ev.done {
 		out, err = ev.out, ev.err
 	} else {
 		out, err = o.evalCEL(fwd, self)
 	}
-	var refused *Refusal
-	if errors.As(err, &refused) {
-		return nil, false, fmt.Errorf("%s refuses %s: %w", fwdName, compact(self), refused)
-	}
 	if err != nil {
+		if refused := (*Refusal)(nil); errors.As(err, &refused) {
+			return nil, false, fmt.Errorf("%s refuses %s: %w", fwdName, compact(self), refused)
+		}
 		return nil, false, fmt.Errorf("%s of %s: %w", fwdName, compact(self), err)
 	}
 	back, berr := o.evalCEL(inv, out)
 	if berr == nil && (bytes.Equal(back, self) || jsonEqual(back, self)) {
+		o.st.drop(back) // only compared
 		return out, true, nil
 	}
 	if r.keep {

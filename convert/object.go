@@ -243,9 +243,11 @@ func (o *Object) set(p Path, v node) error {
 			if last {
 				m.val = v
 			} else {
-				m.val = node{raw: []byte("{}"), obj: &objNode{modified: true}}
+				parent := o.st.newObj(nil)
+				parent.modified = true
+				m.val = node{raw: emptyObject, obj: parent}
 			}
-			cur.obj.members = append(cur.obj.members, m)
+			o.st.addMember(cur.obj, m)
 			i = len(cur.obj.members) - 1
 			if last {
 				return nil
@@ -258,6 +260,10 @@ func (o *Object) set(p Path, v node) error {
 	}
 	return nil
 }
+
+// emptyObject is the JSON of an object set creates on the way to a new
+// member (never written to: a node's raw is only ever replaced).
+var emptyObject = []byte("{}")[:2:2]
 
 // del removes the value at p.
 func (o *Object) del(p Path) (node, bool, error) {

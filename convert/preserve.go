@@ -114,6 +114,11 @@ func (o *Object) stashOf(v string, create bool) (*stash, error) {
 
 // keepField stores the value of a field version v owns.
 func (o *Object) keepField(v string, p Path, raw []byte) error {
+	return o.keepFieldAt(v, o.stashKey(p), raw)
+}
+
+// keepFieldAt is keepField for the field of stash key key.
+func (o *Object) keepFieldAt(v, key string, raw []byte) error {
 	s, err := o.stashOf(v, true)
 	if err != nil {
 		return err
@@ -121,7 +126,7 @@ func (o *Object) keepField(v string, p Path, raw []byte) error {
 	if s.Fields == nil {
 		s.Fields = map[string]json.RawMessage{}
 	}
-	s.Fields[o.stashKey(p)] = json.RawMessage(raw)
+	s.Fields[key] = json.RawMessage(raw)
 	o.whole().pres.changed = true
 	return nil
 }
@@ -130,11 +135,12 @@ func (o *Object) keepField(v string, p Path, raw []byte) error {
 // annotation only while the annotations stay within the API server's
 // limit (see flushPreserved).
 func (o *Object) keepDroppable(v string, p Path, raw []byte) error {
-	if err := o.keepField(v, p, raw); err != nil {
+	key := o.stashKey(p)
+	if err := o.keepFieldAt(v, key, raw); err != nil {
 		return err
 	}
 	w := o.whole()
-	w.pres.droppable = append(w.pres.droppable, keptAt{version: v, key: o.stashKey(p)})
+	w.pres.droppable = append(w.pres.droppable, keptAt{version: v, key: key})
 	return nil
 }
 
@@ -161,7 +167,13 @@ func (o *Object) keepExact(v string, p Path, value, as []byte) error {
 	if s.Exact == nil {
 		s.Exact = map[string]exactValue{}
 	}
-	s.Exact[o.stashKey(p)] = exactValue{Value: append([]byte(nil), value...), As: append([]byte(nil), as...)}
+	// Copied into scratch memory, which lasts as long as the annotation's
+	// data (this conversion); As stays nil for no value.
+	e := exactValue{Value: o.st.keep(value)}
+	if len(as) > 0 {
+		e.As = o.st.keep(as)
+	}
+	s.Exact[o.stashKey(p)] = e
 	o.whole().pres.changed = true
 	return nil
 }
@@ -347,7 +359,11 @@ func (o *Object) annotationsSize() (int, error) {
 	if err != nil || n == nil {
 		return 0, err
 	}
-	size, err := apirules.AnnotationsSize(n.write(nil))
+	st := o.st
+	start := len(st.scratch)
+	st.scratch = n.write(st.scratch) // only counted: given back below
+	size, err := apirules.AnnotationsSize(st.scratch[start:])
+	st.scratch = st.scratch[:start]
 	if err != nil {
 		return 0, &Error{Pointer: annotationsPath.Pointer(), abs: true, Err: err}
 	}

@@ -414,6 +414,18 @@ func (s *state) newObj(ms []member) *objNode {
 	return o
 }
 
+// addMember appends m to the members of o, in the arena: o's members
+// are copied there with room for m, without spare capacity, as newObj
+// makes them (appending in place would write over a neighbour's).
+func (s *state) addMember(o *objNode, m member) {
+	n := len(o.members)
+	s.roomForMembers(n + 1)
+	b := len(s.members)
+	s.members = append(s.members, o.members...)
+	s.members = append(s.members, m)
+	o.members = s.members[b : b+n+1 : b+n+1]
+}
+
 // newNode returns the next objNode of the arena, as the last conversion
 // that used it left it (putState clears them).
 func (s *state) newNode() *objNode {

@@ -6,10 +6,14 @@
 // version the API server uses for new expressions.
 //
 // Expressions see self, the value of the rule's field, and object, the
-// whole object as the rules before left it (read lazily: only the members
-// an expression reads are decoded); fail("message") refuses a value with
-// that message (a convert.Refusal). Numbers come out as the API server
-// writes them (apirules.AppendFloat).
+// whole object as the rules before left it; fail("message") refuses a
+// value with that message (a convert.Refusal). Both are read from their
+// JSON as the expression goes: an object's members only when the
+// expression reads them, and an object it gives back whole is written from
+// its bytes. Numbers are read as the API server reads them (an integer
+// literal that fits is an int, any other number a double) and come out as
+// it writes them (apirules.AppendFloat); objects come out with their keys
+// in order.
 //
 // It is kept out of package convert because the Kubernetes CEL libraries
 // link net/http. The hubspoke binaries link it; a program of your own that
@@ -21,24 +25,23 @@
 package celenv
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -58,11 +61,6 @@ const PerCallLimit = celconfig.PerCallLimit
 
 // Self is the variable bound to the value of the rule's source field.
 const Self = "self"
-
-// lazySize is the size of a JSON object from which self is read lazily,
-// member by member as the expression reads them, rather than decoded
-// whole.
-const lazySize = 512
 
 // Object is the variable bound to the whole object, as the rules before
 // the running one left it (without the preserved annotation): read-only
@@ -104,8 +102,12 @@ func (c *compiler) init() {
 	})
 }
 
-// Compile parses and checks expr and prepares it with the API server's
-// per-call cost limit.
+// Compile parses and checks expr and prepares it, once for every object
+// it will convert, with the API server's per-call cost limit, tracked as
+// the API server tracks it (the environment's own program options). No
+// interrupt check: an evaluation has no context to be cancelled through,
+// so the check cel-go would add to every comprehension step could never
+// fire.
 func (c *compiler) Compile(expr string) (convert.CELExpression, error) {
 	c.init()
 	if c.err != nil {
@@ -118,7 +120,6 @@ func (c *compiler) Compile(expr string) (convert.CELExpression, error) {
 	prog, err := c.env.Program(ast,
 		cel.CostLimit(PerCallLimit),
 		cel.CostTracking(&library.CostEstimator{}),
-		cel.InterruptCheckFrequency(celconfig.CheckFrequency),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("compiling %q: %w", expr, err)
@@ -138,55 +139,111 @@ type expression struct {
 	usesObject bool
 }
 
+var _ convert.CELAppender = (*expression)(nil)
+
 // UsesObject reports whether the expression reads the variable object.
 func (x *expression) UsesObject() bool { return x.usesObject }
 
-// Eval decodes self, evaluates the expression and encodes the result.
+// Eval evaluates the expression on self, JSON, and returns the result as
+// JSON.
 func (x *expression) Eval(self []byte) ([]byte, error) { return x.EvalContext(self, nil) }
 
 // EvalContext is Eval with object bound to the JSON of the whole object
-// (nil: unbound); its preserved annotation is left out.
+// (nil: unbound); its preserved annotation is left out. Both are checked
+// to be JSON first.
 func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
-	var sv ref.Val
-	var doc *jsonscan.Scanner
+	return x.eval(nil, self, object, false)
+}
+
+// AppendEval is EvalContext appending the result to dst, for self and
+// object known to be valid JSON (the engine's; see convert.CELAppender).
+func (x *expression) AppendEval(dst, self, object []byte) ([]byte, error) {
+	return x.eval(dst, self, object, true)
+}
+
+// evaluation is what one evaluation needs besides the program: the
+// variables, and the scanners of the documents they are read from
+// lazily. Pooled: nothing of it outlives the evaluation, whose result is
+// written out as JSON before it is given back.
+type evaluation struct {
+	vars       binding
+	self, root jsonscan.Scanner
+	// selfObj and rootObj are self and object when they are objects,
+	// read lazily.
+	selfObj, rootObj lazyObject
+}
+
+var evaluations = sync.Pool{New: func() any { return new(evaluation) }}
+
+func (ev *evaluation) release() {
+	ev.vars = binding{}
+	ev.selfObj, ev.rootObj = lazyObject{}, lazyObject{}
+	ev.self.Trim()
+	ev.root.Trim()
+	evaluations.Put(ev)
+}
+
+// binding is the activation of an evaluation: self, and object when
+// bound (a struct rather than a map, which cel-go would copy into an
+// activation of its own on every call).
+type binding struct{ self, object ref.Val }
+
+func (b *binding) ResolveName(name string) (any, bool) {
+	switch name {
+	case Self:
+		return b.self, b.self != nil
+	case Object:
+		return b.object, b.object != nil
+	}
+	return nil, false
+}
+
+func (b *binding) Parent() interpreter.Activation { return nil }
+
+// bind reads self and object (nil: unbound) into ev.vars, lazily; unless
+// trusted, they are checked to be JSON first.
+func (ev *evaluation) bind(self, object []byte, trusted bool) error {
 	if object != nil {
-		var done func()
-		doc, done = newDoc(object)
-		defer done()
+		ev.root.Reset(object)
+		if !trusted {
+			if err := ev.root.Document(0); err != nil {
+				return fmt.Errorf("object: %w", err)
+			}
+		}
+		ov, err := ev.rootObj.at(&ev.root, root)
+		if err != nil {
+			return fmt.Errorf("object: %w", err)
+		}
+		ev.vars.object = ov
+		if len(self) == len(object) && len(self) > 0 && &self[0] == &object[0] {
+			// self is the whole object (a when or derive of a rule
+			// without selectors): read as object is.
+			ev.vars.self = ov
+			return nil
+		}
 	}
-	switch {
-	case doc != nil && len(self) == len(object) && &self[0] == &object[0]:
-		// self is the whole object (a when or derive of a rule without
-		// selectors): read lazily, as object is.
-		v, err := objectValue(doc)
-		if err != nil {
-			return nil, err
+	ev.self.Reset(self)
+	if !trusted {
+		if err := ev.self.Document(0); err != nil {
+			return fmt.Errorf("self: %w", err)
 		}
-		sv = v
-	case len(self) > lazySize:
-		sdoc, done := newDoc(self)
-		defer done()
-		v, err := valueAt(sdoc, 0, inside)
-		if err != nil {
-			return nil, err
-		}
-		sv = v
-	default:
-		v, err := decode(self)
-		if err != nil {
-			return nil, err
-		}
-		sv = adapter{}.NativeToValue(v)
 	}
-	vars := map[string]any{Self: sv}
-	if doc != nil {
-		ov, err := objectValue(doc)
-		if err != nil {
-			return nil, fmt.Errorf("object: %w", err)
-		}
-		vars[Object] = ov
+	sv, err := ev.selfObj.at(&ev.self, inside)
+	if err != nil {
+		return fmt.Errorf("self: %w", err)
 	}
-	out, det, err := x.prog.Eval(vars)
+	ev.vars.self = sv
+	return nil
+}
+
+// eval evaluates the expression and appends the result to dst.
+func (x *expression) eval(dst, self, object []byte, trusted bool) ([]byte, error) {
+	ev := evaluations.Get().(*evaluation)
+	defer ev.release()
+	if err := ev.bind(self, object, trusted); err != nil {
+		return nil, err
+	}
+	out, det, err := x.prog.Eval(&ev.vars)
 	if err != nil {
 		if det != nil {
 			if cost := det.ActualCost(); cost != nil && *cost > PerCallLimit {
@@ -195,7 +252,7 @@ func (x *expression) EvalContext(self, object []byte) ([]byte, error) {
 		}
 		return nil, err
 	}
-	b, err := encode(nil, out)
+	b, err := encode(dst, out)
 	if errors.Is(err, convert.ErrNoForm) {
 		return nil, err
 	}
@@ -212,11 +269,12 @@ func Cost(x convert.CELExpression, self []byte) (uint64, error) {
 	if !ok {
 		return 0, errors.New("not a celenv expression")
 	}
-	v, err := decode(self)
-	if err != nil {
+	ev := evaluations.Get().(*evaluation)
+	defer ev.release()
+	if err := ev.bind(self, nil, false); err != nil {
 		return 0, err
 	}
-	_, det, err := e.prog.Eval(map[string]any{Self: adapter{}.NativeToValue(v)})
+	_, det, err := e.prog.Eval(&ev.vars)
 	if err != nil {
 		return 0, err
 	}
@@ -224,90 +282,6 @@ func Cost(x convert.CELExpression, self []byte) (uint64, error) {
 		return *c, nil
 	}
 	return 0, nil
-}
-
-// decode reads a JSON value into the Go values CEL takes: integer literals
-// become int64, other numbers float64. Scalars, the common case, are read
-// without a decoder.
-func decode(raw []byte) (any, error) {
-	if v, ok := scalar(bytes.Trim(raw, " \t\r\n")); ok { // JSON whitespace
-		return v, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("self: %w", err)
-	}
-	return numbers(v)
-}
-
-// scalar decodes a number, a string without escapes, a boolean or null.
-func scalar(raw []byte) (any, bool) {
-	if len(raw) == 0 {
-		return nil, false
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		if len(raw) < 2 || raw[len(raw)-1] != '"' {
-			return nil, false
-		}
-		inner := raw[1 : len(raw)-1]
-		if bytes.ContainsAny(inner, "\\\"") || !utf8.Valid(inner) {
-			return nil, false
-		}
-		for _, b := range inner {
-			if b < 0x20 {
-				return nil, false
-			}
-		}
-		return string(inner), true
-	case c == '-' || (c >= '0' && c <= '9'):
-		if !json.Valid(raw) {
-			return nil, false
-		}
-		v, err := numbers(json.Number(raw))
-		return v, err == nil
-	}
-	switch string(raw) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	case "null":
-		return nil, true
-	}
-	return nil, false
-}
-
-func numbers(v any) (any, error) {
-	switch t := v.(type) {
-	case json.Number:
-		s := string(t)
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return i, nil
-			}
-		}
-		return strconv.ParseFloat(s, 64)
-	case map[string]any:
-		for k, e := range t {
-			n, err := numbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = n
-		}
-	case []any:
-		for i, e := range t {
-			n, err := numbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[i] = n
-		}
-	}
-	return v, nil
 }
 
 // encode appends the JSON of a CEL value to b: maps need string keys,
@@ -340,6 +314,8 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 		return appendString(b, v.Value().(time.Time).UTC().Format(time.RFC3339Nano)), nil
 	}
 	switch t := v.(type) {
+	case *lazyObject:
+		return t.appendJSON(b)
 	case *types.Optional:
 		// optional.none(): the value has no form in the other version.
 		if !t.HasValue() {
@@ -347,41 +323,30 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 		}
 		return encode(b, t.GetValue())
 	case traits.Lister:
-		b = append(b, '[')
 		n := int(t.Size().(types.Int))
+		elems, ok := t.Value().([]ref.Val)
+		if !ok || len(elems) != n {
+			elems = nil // not a list of CEL values (or a list being built)
+		}
+		b = append(b, '[')
 		for i := 0; i < n; i++ {
 			if i > 0 {
 				b = append(b, ',')
 			}
+			e := ref.Val(nil)
+			if elems != nil {
+				e = elems[i]
+			} else {
+				e = t.Get(types.Int(i))
+			}
 			var err error
-			if b, err = encode(b, t.Get(types.Int(i))); err != nil {
+			if b, err = encode(b, e); err != nil {
 				return nil, err
 			}
 		}
 		return append(b, ']'), nil
 	case traits.Mapper:
-		var keys []string
-		for it := t.Iterator(); it.HasNext() == types.True; {
-			k := it.Next()
-			s, ok := k.(types.String)
-			if !ok {
-				return nil, fmt.Errorf("map key %v is %s, not a string", k.Value(), k.Type().TypeName())
-			}
-			keys = append(keys, string(s))
-		}
-		sort.Strings(keys) // deterministic output
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendString(b, k), ':')
-			var err error
-			if b, err = encode(b, t.Get(types.String(k))); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return encodeMap(b, t)
 	}
 	// Anything else (optional, type, unknown): convert it as JSON would.
 	if nv, err := v.ConvertToNative(reflect.TypeFor[any]()); err == nil {
@@ -392,7 +357,49 @@ func encode(b []byte, v ref.Val) ([]byte, error) {
 	return nil, fmt.Errorf("a value of type %s has no JSON form", v.Type().TypeName())
 }
 
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+// entry is a member of a map being written.
+type entry struct {
+	key string
+	val ref.Val
 }
+
+// encodeMap appends the JSON of a map, its keys in order. A map of CEL
+// values (a map literal's) is read as the Go map it holds, without an
+// iterator; any other through its iterator.
+func encodeMap(b []byte, t traits.Mapper) ([]byte, error) {
+	var buf [16]entry
+	es := buf[:0]
+	if m, ok := t.Value().(map[ref.Val]ref.Val); ok && len(m) == int(t.Size().(types.Int)) {
+		for k, v := range m {
+			s, ok := k.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("map key %v is %s, not a string", k.Value(), k.Type().TypeName())
+			}
+			es = append(es, entry{string(s), v})
+		}
+	} else {
+		for it := t.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			s, ok := k.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("map key %v is %s, not a string", k.Value(), k.Type().TypeName())
+			}
+			es = append(es, entry{string(s), t.Get(k)})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.key, b.key) }) // deterministic output
+	b = append(b, '{')
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(convert.AppendJSONString(b, es[i].key), ':')
+		var err error
+		if b, err = encode(b, es[i].val); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendString(b []byte, s string) []byte { return convert.AppendJSONString(b, s) }
