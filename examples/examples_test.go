@@ -12,12 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/internal/yamljson"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/schema"
 )
 
 func examples(t *testing.T) []string {
@@ -34,14 +34,11 @@ func examples(t *testing.T) []string {
 func TestCRDMatchesRules(t *testing.T) {
 	for _, dir := range examples(t) {
 		t.Run(dir, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
+			loaded, err := schema.LoadFile(filepath.Join(dir, "crd.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-				t.Fatalf("crd.yaml: %v", err)
-			}
+			crd := loaded.Object
 			c, err := rules.LoadFile(filepath.Join(dir, "conversion.yaml"))
 			if err != nil {
 				t.Fatal(err)
