@@ -5,6 +5,7 @@ package examples_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,40 @@ func TestEveryPairHasAFixture(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, "fixtures", a+"-to-"+b, "expected.yaml")); err != nil {
 					t.Errorf("%s: no fixture for %s -> %s", dir, a, b)
 				}
+			}
+		}
+	}
+}
+
+// TestRealCRDExamplesListed: every example of a real project's CRD (its
+// README counts the differences its rules express) is listed where the
+// README and docs/rules.md list them.
+func TestRealCRDExamplesListed(t *testing.T) {
+	readmes, err := filepath.Glob("*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real []string
+	for _, r := range readmes {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "**Expressed: ") {
+			real = append(real, filepath.Dir(r))
+		}
+	}
+	if len(real) < 6 {
+		t.Fatalf("real-CRD examples %v: want at least six", real)
+	}
+	for doc, link := range map[string]string{"../README.md": "(examples/%s)", "../docs/rules.md": "(../examples/%s)"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range real {
+			if l := fmt.Sprintf(link, ex); !strings.Contains(string(data), l) {
+				t.Errorf("%s does not list examples/%s (no link %s)", doc, ex, l)
 			}
 		}
 	}
