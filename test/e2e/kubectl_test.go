@@ -79,6 +79,7 @@ func TestKubectl(t *testing.T) {
 // through the webhook; the webhook's answer must carry metadata all the
 // same, or every apply across versions fails ("failed to prune fields").
 func TestKubectlServerSideApplyAcrossVersions(t *testing.T) {
+	t.Parallel() // its own object, in the group no parallel test uses
 	hubspokeWebhook(t)
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "conversion.yaml")

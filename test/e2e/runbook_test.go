@@ -101,6 +101,7 @@ func runbookCommand(cmd, webhookURL string) string {
 }
 
 func TestUpgradeRunbook(t *testing.T) {
+	t.Parallel() // its own group, namespace and webhook
 	upgrade, rollback := runbookCommands(t)
 	ctx := context.Background()
 
