@@ -40,7 +40,7 @@ import (
 // uses its own copy of examples/widget in a group under
 // migrate.example.com, converted by the real hubspoke handler served as
 // hubspoke-system/migrate-webhook, through a converter that can be told to
-// fail (the group's faultSet, migFaults). Each test owns its group, its
+// fail (the group's faultSet, groupFaults). Each test owns its group, its
 // CRD and its faults, so they run in parallel.
 
 const (
@@ -54,21 +54,24 @@ var (
 	migHook *sandbox.Webhook
 	// migReviews counts the ConversionReviews migHook answered.
 	migReviews atomic.Int64
-	// migFaults are the faults of each group of migGroups, by name (the
-	// benchmarks' converters are not faulty: theirs change nothing).
-	migFaults = map[string]*faultSet{}
+	// groupFaults are the faults of each group of migGroups, by name
+	// (the benchmarks' converters are not faulty: theirs change nothing).
+	groupFaults = map[string]*faultSet{}
+	// migFaults are faults of every group at once: for sequential tests
+	// only, which never run beside the parallel ones.
+	migFaults faultSet
 )
 
 func init() {
 	for _, g := range migGroups {
-		migFaults[g] = &faultSet{}
+		groupFaults[g] = &faultSet{}
 	}
 }
 
 // faultsOf returns the faults of group NAME.migrate.example.com.
 func faultsOf(t testing.TB, name string) *faultSet {
 	t.Helper()
-	f := migFaults[name]
+	f := groupFaults[name]
 	if f == nil {
 		t.Fatalf("no faults for %s: not in migGroups", migGroup(name))
 	}
@@ -142,7 +145,7 @@ func (f *faultSet) fails(name, to string) bool {
 }
 
 // faultyConverter is a *convert.Converter that fails where its group's
-// faults say.
+// faults or migFaults say.
 type faultyConverter struct {
 	*convert.Converter
 	faults *faultSet
@@ -154,9 +157,11 @@ func (c faultyConverter) Convert(dst, obj []byte, to string) ([]byte, error) {
 		Metadata struct{ Name string } `json:"metadata"`
 	}
 	if err := json.Unmarshal(obj, &head); err == nil {
-		c.faults.wait(head.Metadata.Name)
-		if c.faults.fails(head.Metadata.Name, to) {
-			return nil, fmt.Errorf("injected failure converting %s to %s", head.Metadata.Name, to)
+		for _, f := range []*faultSet{&migFaults, c.faults} {
+			f.wait(head.Metadata.Name)
+			if f.fails(head.Metadata.Name, to) {
+				return nil, fmt.Errorf("injected failure converting %s to %s", head.Metadata.Name, to)
+			}
 		}
 	}
 	return c.Converter.Convert(dst, obj, to)
@@ -185,7 +190,7 @@ func migWebhook(t testing.TB) {
 			if strings.HasPrefix(g, "bench-") {
 				convs = append(convs, c) // as hubspoke serve would
 			} else {
-				convs = append(convs, faultyConverter{c, migFaults[g]})
+				convs = append(convs, faultyConverter{c, groupFaults[g]})
 			}
 		}
 		h, err := review.NewHandler(review.Options{Converters: convs})
