@@ -224,6 +224,30 @@ func CheckHead(original, converted *Head, desiredAPIVersion []byte) error {
 	return checkStringMap("annotations", o.Annotations, in.Annotations, Annotations)
 }
 
+// NeedsMetadata reports whether converted, the head of an object a webhook
+// converted from an original with head original, lacks the metadata object
+// the API server requires of every converted object only because the
+// original has none either. The API server's field manager sends such
+// objects (server-side apply across versions converts the fields a manager
+// owns, without metadata), and refuses an answer without metadata all the
+// same ("missing metadata in converted object"); it then copies the
+// original's metadata over the answer's (for an original without: an empty
+// object) and keeps only the answer's labels and annotations. So a webhook
+// completes such an object with an empty metadata object (EmptyMetadata):
+// the object the API server ends with is then the one the converter wrote,
+// with metadata {}. A converted object whose original has metadata gets no
+// such help: it must carry the labels and annotations the API server would
+// otherwise delete.
+func NeedsMetadata(original, converted *Head) bool {
+	return !original.Metadata && !original.MetadataNotObject && !converted.Metadata && !converted.MetadataNotObject
+}
+
+// EmptyMetadata is the metadata member a webhook adds to a converted object
+// for which NeedsMetadata holds. After the object's other members (the last
+// of duplicate keys winning, in the API server's decoder as in ReadHead), it
+// also replaces a metadata that is null.
+const EmptyMetadata = `"metadata":{}`
+
 // checkStringMap checks a converted object's metadata.labels or
 // metadata.annotations (raw JSON, nil when absent) as the API server's
 // restoreObjectMeta does: an object of strings which, when it differs from

@@ -197,3 +197,35 @@ func TestAnnotationsSize(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsMetadata: only an object converted from an original without
+// metadata, and written without, is completed.
+func TestNeedsMetadata(t *testing.T) {
+	tests := []struct {
+		name, orig, out string
+		want            bool
+	}{
+		{"original without, converted without", bare, bareConv(""), true},
+		{"original without, converted with null", bare, bareConv(`,"metadata":null`), true},
+		{"original without, converted with an empty one", bare, bareConv(`,"metadata":{}`), false},
+		{"original without, converted with annotations", bare, bareConv(`,"metadata":{"annotations":{"a":"b"}}`), false},
+		{"original without, converted with an array", bare, bareConv(`,"metadata":[]`), false},
+		{"original with, converted without", orig, bareConv(""), false},
+		{"original with an array, converted without", `{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":[]}`, bareConv(""), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := apirules.ReadHead([]byte(tc.orig))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := apirules.ReadHead([]byte(tc.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := apirules.NeedsMetadata(&in, &out); got != tc.want {
+				t.Errorf("NeedsMetadata = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -26,7 +26,10 @@
 //     replace an invalid byte with U+FFFD, changing the object silently);
 //   - apiVersion is the desired apiVersion, and kind, metadata.name,
 //     metadata.namespace and metadata.uid are the original's;
-//   - metadata is present and is an object;
+//   - metadata is present and is an object, even when the original has
+//     none (as in server-side apply across versions); the API server then
+//     restores it to an empty object and keeps its labels and annotations,
+//     so a webhook adds an empty one (NeedsMetadata, EmptyMetadata);
 //   - metadata.labels and metadata.annotations, which the API server takes
 //     from the response (all other metadata it restores from the
 //     original), are objects of strings which, when they differ from the

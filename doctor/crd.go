@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/check"
 	hschema "github.com/hubspoke/hubspoke/schema"
@@ -229,14 +228,19 @@ func (d *diagnosis) planned() (*apiextensionsv1.CustomResourceDefinition, error)
 	if len(d.o.Planned) == 0 {
 		return nil, nil
 	}
-	var planned apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(d.o.Planned, &planned); err != nil {
+	name := d.o.PlannedFile
+	if name == "" {
+		name = "the planned CRD"
+	}
+	c, err := hschema.Load(name, d.o.Planned)
+	if err != nil {
 		return nil, err
 	}
+	planned := c.Object
 	if planned.Name != "" && planned.Name != d.name {
 		return nil, fmt.Errorf("it is CRD %s, not %s", planned.Name, d.name)
 	}
-	return &planned, nil
+	return planned, nil
 }
 
 // missingVersions returns the stored versions the planned CRD drops.

@@ -317,11 +317,16 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 
 // Options tune a diagnosis.
 type Options struct {
-	// Planned is the CRD about to be applied (its JSON or YAML), checked
-	// against the live status.storedVersions and, with ValidateUpdate,
-	// validated as the API server validates it replacing the live one; nil
-	// checks the live CRD only.
+	// Planned is the CRD about to be applied (its JSON or YAML; of a file
+	// of several documents, the first CRD), read as every CRD file is
+	// (schema.Load: strict field validation, problems at file:line:col),
+	// checked against the live status.storedVersions and, with
+	// ValidateUpdate, validated as the API server validates it replacing
+	// the live one; nil checks the live CRD only.
 	Planned []byte
+	// PlannedFile names Planned in error positions; default "the planned
+	// CRD".
+	PlannedFile string
 	// ValidateUpdate is the API server's validation of crd replacing live
 	// (schema/crdvalidation.Update): each reason "field: message". It is
 	// not called by default, as it links the API server's validation code;

@@ -41,6 +41,7 @@ import (
 	"github.com/hubspoke/hubspoke/internal/testcert"
 	"github.com/hubspoke/hubspoke/pki"
 	"github.com/hubspoke/hubspoke/review"
+	hschema "github.com/hubspoke/hubspoke/schema"
 	"github.com/hubspoke/hubspoke/schema/crdvalidation"
 )
 
@@ -86,10 +87,11 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(data, &crd); err != nil {
+	loaded, err := hschema.Load("crd.yaml", data)
+	if err != nil {
 		t.Fatal(err)
 	}
+	crd := *loaded.Object
 	ca := testcert.CA(t, "webhook-ca")
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Namespace = "default"
 	crd.Spec.Conversion.Webhook.ClientConfig.Service.Name = "widget-webhook"
@@ -489,6 +491,14 @@ func TestDoctorFirstCause(t *testing.T) {
 			planned.Spec.Versions = planned.Spec.Versions[1:]
 			w.planned = mustJSON(t, planned)
 		}, doctor.CheckStoredVersions, []string{"removes [v1alpha1]", "hubspoke migrate widgets.example.com"}, ""},
+		{"the planned CRD misspells a field", func(t *testing.T, w *world) {
+			data, err := os.ReadFile("../examples/widget/crd.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.planned = bytes.Replace(data, []byte("    storage: false\n"), []byte("    Storage: false\n"), 1)
+			w.configure = func(o *doctor.Options) { o.PlannedFile = "crd.yaml" }
+		}, doctor.CheckStoredVersions, []string{"the planned CRD does not parse: crd.yaml:26:5: unknown field spec.versions[0].Storage", "fix the file given with -f"}, ""},
 		{"the planned CRD changes the scope, which is immutable", func(t *testing.T, w *world) {
 			planned := w.crd.DeepCopy()
 			planned.Status = apiextensionsv1.CustomResourceDefinitionStatus{}

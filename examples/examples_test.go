@@ -5,6 +5,7 @@ package examples_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/internal/yamljson"
 
 	"github.com/hubspoke/hubspoke/convert"
 	"github.com/hubspoke/hubspoke/convert/rules"
+	"github.com/hubspoke/hubspoke/schema"
 )
 
 func examples(t *testing.T) []string {
@@ -34,14 +35,11 @@ func examples(t *testing.T) []string {
 func TestCRDMatchesRules(t *testing.T) {
 	for _, dir := range examples(t) {
 		t.Run(dir, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
+			loaded, err := schema.LoadFile(filepath.Join(dir, "crd.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-				t.Fatalf("crd.yaml: %v", err)
-			}
+			crd := loaded.Object
 			c, err := rules.LoadFile(filepath.Join(dir, "conversion.yaml"))
 			if err != nil {
 				t.Fatal(err)
@@ -184,6 +182,40 @@ func TestEveryPairHasAFixture(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, "fixtures", a+"-to-"+b, "expected.yaml")); err != nil {
 					t.Errorf("%s: no fixture for %s -> %s", dir, a, b)
 				}
+			}
+		}
+	}
+}
+
+// TestRealCRDExamplesListed: every example of a real project's CRD (its
+// README counts the differences its rules express) is listed where the
+// README and docs/rules.md list them.
+func TestRealCRDExamplesListed(t *testing.T) {
+	readmes, err := filepath.Glob("*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real []string
+	for _, r := range readmes {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "**Expressed: ") {
+			real = append(real, filepath.Dir(r))
+		}
+	}
+	if len(real) < 6 {
+		t.Fatalf("real-CRD examples %v: want at least six", real)
+	}
+	for doc, link := range map[string]string{"../README.md": "(examples/%s)", "../docs/rules.md": "(../examples/%s)"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range real {
+			if l := fmt.Sprintf(link, ex); !strings.Contains(string(data), l) {
+				t.Errorf("%s does not list examples/%s (no link %s)", doc, ex, l)
 			}
 		}
 	}

@@ -490,9 +490,13 @@ func (h *Handler) convertInline(ctx context.Context, wk *work, start time.Time) 
 			}
 			last, lastKey = e, append(lastKey[:0], key...)
 		}
+		mark := len(out)
 		res, end, err := h.convertAt(e, out, s, v, desired, &wk.inHead, &wk.atHead)
-		if err != nil ||
-			!bytes.Equal(wk.inHead.APIVersion, av) || !bytes.Equal(wk.inHead.Kind, kind) ||
+		if err != nil {
+			return v, false
+		}
+		res = withMetadata(res, mark, &wk.inHead, &wk.atHead)
+		if !bytes.Equal(wk.inHead.APIVersion, av) || !bytes.Equal(wk.inHead.Kind, kind) ||
 			apirules.CheckHead(&wk.inHead, &wk.atHead, rv.desired) != nil {
 			return v, false
 		}
@@ -644,9 +648,10 @@ func (h *Handler) convertReview(ctx context.Context, wk *work, start time.Time) 
 		// The self-check: the engine reports the head of what it wrote;
 		// any other converter's output is read whole.
 		if e.engine != nil {
+			out = withMetadata(out, mark, &o.Head, &wk.outHead)
 			err = apirules.CheckHead(&o.Head, &wk.outHead, rv.desired)
 		} else {
-			err = selfCheck(out[mark:], o, rv.desired, &wk.outScan)
+			out, err = selfCheck(out, mark, o, rv.desired, &wk.outScan)
 		}
 		if err != nil {
 			selfCheckFailed = true

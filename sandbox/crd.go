@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -12,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/yaml"
+
+	hschema "github.com/hubspoke/hubspoke/schema"
 )
 
 // defaultWait bounds InstallCRD and DeleteCRD when ctx has no deadline.
@@ -21,30 +21,16 @@ import (
 const defaultWait = 2 * time.Minute
 
 // ReadCRDFile reads a CustomResourceDefinition (apiextensions.k8s.io/v1)
-// from a YAML or JSON file.
+// from a YAML or JSON file, the first of a file of several documents, with
+// hubspoke's one CRD reader (schema.LoadFile): as kubectl reads the file and
+// the API server decodes the CRD with strict field validation, every
+// problem named at its file:line:col.
 func ReadCRDFile(path string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := os.ReadFile(path)
+	crd, err := hschema.LoadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: read crd: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	crd, err := ParseCRD(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return crd, nil
-}
-
-// ParseCRD decodes a CustomResourceDefinition (apiextensions.k8s.io/v1)
-// from YAML or JSON, rejecting unknown fields.
-func ParseCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-		return nil, fmt.Errorf("decode crd: %w", err)
-	}
-	if gvk := crd.GroupVersionKind(); gvk != apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition") {
-		return nil, fmt.Errorf("decode crd: got apiVersion %q kind %q, want apiextensions.k8s.io/v1 CustomResourceDefinition", crd.APIVersion, crd.Kind)
-	}
-	return &crd, nil
+	return crd.Object, nil
 }
 
 // InstallCRD creates crd, or updates the CRD of that name to crd's spec, and

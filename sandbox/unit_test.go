@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,48 +81,51 @@ func TestCABundlePatch(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestParseCRD(t *testing.T) {
+// TestReadCRDFile: a CRD file is read as check, deploy and migrate read
+// it (schema.LoadFile): as the API server decodes it with strict field
+// validation, every problem at its file:line:col.
+func TestReadCRDFile(t *testing.T) {
+	const versions = "  versions: [{name: v1, served: true, storage: true}]\n"
 	tests := []struct {
 		name    string
 		data    string
-		wantErr string
+		wantErr string // "" for success, else what the error says after the file's name
 	}{
-		{"ok", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\nspec: {group: b}\n", ""},
-		{"json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"a.b"}}`, ""},
-		{"v1beta1", "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n", `got apiVersion "apiextensions.k8s.io/v1beta1"`},
-		{"other kind", "apiVersion: v1\nkind: ConfigMap\n", `kind "ConfigMap"`},
-		{"unknown field", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {grupo: b}\n", "grupo"},
-		{"not yaml", "{", "decode crd"},
-		{"empty", "", "want apiextensions.k8s.io/v1 CustomResourceDefinition"},
+		{"ok", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\nspec:\n  group: b\n" + versions, ""},
+		{"json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"a.b"},"spec":{"versions":[{"name":"v1"}]}}`, ""},
+		{"the first of several documents", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\nspec:\n" + versions, ""},
+		{"v1beta1", "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n", `:1: apiVersion "apiextensions.k8s.io/v1beta1": only apiextensions.k8s.io/v1`},
+		{"other kind", "apiVersion: v1\nkind: ConfigMap\n", ": no CustomResourceDefinition found"},
+		{"unknown field", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  grupo: b\n" + versions, ":4:3: unknown field spec.grupo"},
+		{"a key in another case", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  Group: b\n" + versions, ":4:3: unknown field spec.Group"},
+		{"a value of the wrong type", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: [b]\n" + versions, ":4:3: spec.group is an array, want a string"},
+		{"not yaml", "{", ":1:"},
+		{"empty", "", ": no CustomResourceDefinition found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			crd, err := ParseCRD([]byte(tc.data))
+			path := filepath.Join(t.TempDir(), "crd.yaml")
+			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			crd, err := ReadCRDFile(path)
 			if tc.wantErr == "" {
 				if err != nil {
-					t.Fatalf("ParseCRD: %v", err)
+					t.Fatalf("ReadCRDFile: %v", err)
 				}
-				if crd.Name != "a.b" {
-					t.Errorf("name %q, want a.b", crd.Name)
+				if crd.Name != "a.b" || crd.Kind != "CustomResourceDefinition" {
+					t.Errorf("name %q, kind %q, want a.b, CustomResourceDefinition", crd.Name, crd.Kind)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			if err == nil || !strings.Contains(err.Error(), path+tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, path+tc.wantErr)
 			}
 		})
 	}
-}
-
-func FuzzParseCRD(f *testing.F) {
-	f.Add([]byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\n"))
-	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"versions":[{"name":"v1"}]}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		crd, err := ParseCRD(data)
-		if err == nil && (crd == nil || crd.Kind != "CustomResourceDefinition") {
-			t.Fatalf("ParseCRD accepted %q as %+v", data, crd)
-		}
-	})
+	if _, err := ReadCRDFile(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want an error wrapping os.ErrNotExist", err)
+	}
 }
 
 func TestNewServiceCert(t *testing.T) {

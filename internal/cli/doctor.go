@@ -116,6 +116,7 @@ func (o *doctorOptions) run(cmd *cobra.Command, args []string) error {
 		if opts.Planned, err = os.ReadFile(o.planned); err != nil {
 			return usageError{err}
 		}
+		opts.PlannedFile = o.planned
 		if v := APIValidation.Update; v != nil {
 			opts.ValidateUpdate = func(crd, live *apiextv1.CustomResourceDefinition) []string {
 				var out []string

@@ -21,6 +21,7 @@ import (
 	"github.com/hubspoke/hubspoke/examples"
 	"github.com/hubspoke/hubspoke/review"
 	"github.com/hubspoke/hubspoke/sandbox"
+	hschema "github.com/hubspoke/hubspoke/schema"
 )
 
 // NewDemoCmd returns `hubspoke demo`: the life of the Widget example on an
@@ -96,9 +97,11 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if d.crd, err = sandbox.ParseCRD(crdYAML); err != nil {
+	crd, err := hschema.Load("examples/widget/crd.yaml", crdYAML)
+	if err != nil {
 		return err
 	}
+	d.crd = crd.Object
 	rulesYAML, err := examples.FS.ReadFile("widget/conversion.yaml")
 	if err != nil {
 		return err

@@ -44,6 +44,7 @@ func kubectlRun(t *testing.T, stdin []byte, args ...string) (stdout, stderr stri
 // TestKubectlOnTheSandbox drives the sandbox with kubectl as a user drives
 // a cluster: what failed on the apiextensions-only sandbox.
 func TestKubectlOnTheSandbox(t *testing.T) {
+	t.Parallel() // its own namespace
 	const kns = "kubectl-e2e"
 	kubectl(t, "create", "namespace", kns)
 
@@ -206,6 +207,7 @@ func eventually(t *testing.T, what string, f func() error) {
 // certificate against NAME.NAMESPACE.svc, as in a cluster, and accepts the
 // webhook once its certificate carries the name.
 func TestServiceCertificateName(t *testing.T) {
+	t.Parallel() // its own group and Service
 	ctx := context.Background()
 	const svcNS, svcName, group = "hubspoke-system", "named", "named.example.com"
 	noName, err := sandbox.NewCert("CA without the service name", "localhost")
@@ -276,6 +278,7 @@ func TestServiceCertificateName(t *testing.T) {
 // TestNotReadyEndpointGetsNoConversions: the API server sends conversions
 // only to ready endpoints of the Service, choosing when it connects.
 func TestNotReadyEndpointGetsNoConversions(t *testing.T) {
+	t.Parallel() // its own group and Service
 	ctx := context.Background()
 	const svcNS, svcName, group = "hubspoke-system", "pair", "pair.example.com"
 	// Two "pods" of one Deployment: the same certificate.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hubspoke/hubspoke/schema"
 	"github.com/hubspoke/hubspoke/schema/crdvalidation"
@@ -38,15 +36,11 @@ func TestCRDValidationAgreesWithAPIServer(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
+			crd, err := schema.LoadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var obj apiextensionsv1.CustomResourceDefinition
-			if err := yaml.UnmarshalStrict(data, &obj); err != nil {
-				t.Fatal(err)
-			}
-			_, err = crds.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), &obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			_, err = crds.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), crd.Object, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			var status *apierrors.StatusError
 			if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.ErrStatus.Details == nil {
 				t.Fatalf("the API server did not refuse it as invalid: %v", err)
@@ -56,10 +50,6 @@ func TestCRDValidationAgreesWithAPIServer(t *testing.T) {
 				if !strings.HasPrefix(c.Field, "status.") {
 					server = append(server, c.Field+": "+c.Message)
 				}
-			}
-			crd, err := schema.Load(f, data)
-			if err != nil {
-				t.Fatal(err)
 			}
 			var ours []string
 			for _, e := range crdvalidation.Validate(crd) {

@@ -43,6 +43,9 @@ func hubspokeCLI(t *testing.T, args ...string) []byte {
 // sandbox's kube-apiserver: validated, defaulted and admitted, with strict
 // field validation, not stored.
 func TestDeployDryRun(t *testing.T) {
+	// Not parallel: it installs the cert-manager.io stand-in CRDs for real,
+	// and TestRealCRDFixtures (parallel) installs the real
+	// certificates.cert-manager.io; run beside it, the later write wins.
 	crds, err := os.ReadFile("testdata/cert-manager-crds.yaml")
 	if err != nil {
 		t.Fatal(err)

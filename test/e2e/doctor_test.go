@@ -212,6 +212,7 @@ func runSetups(t *testing.T, expose exposer, setups []brokenSetup) {
 // The API server's own refusal of a CRD that drops a stored version, as
 // kubectl shows it, is explained with the check doctor confirms it with.
 func TestExplainKubectlStoredVersionRefusal(t *testing.T) {
+	t.Parallel() // its own group
 	s := newSetupState(t, brokenSetup{name: "kubectl refusal"})
 	s.storedAt = "v1alpha1"
 	s.install(t, exposeURL, false)

@@ -69,13 +69,26 @@ const (
 // exit and a cold start reading the volume -- which an in-process server
 // would skip.
 func TestHA(t *testing.T) {
+	// The webhook binary is built while the sequential tests run.
+	bin := filepath.Join(t.TempDir(), "hubspoke-webhook")
+	built := make(chan error, 1)
+	go func() {
+		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/hubspoke-webhook").CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+		built <- err
+	}()
 	// Its own group, namespace and processes; mostly waiting (drains,
 	// restarts, the API server picking up a caBundle), so it runs beside
 	// the other parallel tests, after the sequential ones.
 	t.Parallel()
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	h := newHA(t, ctx)
+	h := newHA(t, ctx, bin)
 
 	// Phase 1: steady load (the first create after a CRD is established
 	// can take seconds; wait for the writers to be under way).
@@ -234,13 +247,10 @@ func testLogger(t *testing.T) *slog.Logger {
 	return nil
 }
 
-func newHA(t *testing.T, ctx context.Context) *ha {
+// newHA deploys the webhook with bin, the slim webhook binary.
+func newHA(t *testing.T, ctx context.Context, bin string) *ha {
 	dir := t.TempDir()
-	h := &ha{t: t, bin: filepath.Join(dir, "hubspoke-webhook"), load: &haLoad{}}
-	build := exec.Command("go", "build", "-o", h.bin, "../../cmd/hubspoke-webhook")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	h := &ha{t: t, bin: bin, load: &haLoad{}}
 
 	// The Widget example in its own group.
 	crd, err := os.ReadFile("../../examples/widget/crd.yaml")
@@ -327,7 +337,36 @@ func newHA(t *testing.T, ctx context.Context) *ha {
 	}
 	h.startKubelet(ctx, t)
 	t.Cleanup(h.kubeletStop)
+	h.waitServing(ctx, t)
 	return h
+}
+
+// waitServing returns once every pod's endpoint is ready and the API
+// server converts through the Service: the endpoints start unready (the
+// readiness probe turns them ready) and the API server learns of them
+// from its EndpointSlice informer, so a load started at once may meet "no
+// endpoints available", which is the setup, not the restarts or the
+// rotations, the test is about.
+func (h *ha) waitServing(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for _, p := range h.pods {
+		eventually(t, p.name+" ready", func() error {
+			if !p.ep.Ready() {
+				return errors.New("endpoint not ready")
+			}
+			return nil
+		})
+	}
+	probes := h.dyn.Resource(schema.GroupVersionResource{Group: haGroup, Version: "v1alpha1", Resource: "widgets"}).Namespace(haNamespace)
+	n := 0
+	eventually(t, "a conversion through the Service", func() error {
+		n++
+		name := fmt.Sprintf("serving-probe-%d", n)
+		if _, err := probes.Create(ctx, haWidget("v1alpha1", name, 0), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return probes.Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }
 
 // phase lets the load run for d.

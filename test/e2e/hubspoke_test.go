@@ -458,6 +458,7 @@ func TestFailuresCarryHubspokesMessage(t *testing.T) {
 // is unreachable or its CA is wrong.
 func TestWebhookDownAndWrongCABundle(t *testing.T) {
 	hubspokeWebhook(t)
+	t.Parallel() // its own groups and Service
 	ctx := context.Background()
 	base, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
 	if err != nil {

@@ -69,27 +69,44 @@ func hubspokeMain() {
 	os.Exit(code)
 }
 
+// Deadlines of the package's setup, each its own: the sandbox's start
+// (sandbox.New adds the time a build of its binaries takes, which runs
+// under no deadline: minutes on a fresh machine), then the setup on the
+// started sandbox (namespaces, the hand webhook, the CRDs), from the
+// moment the start returned.
+const (
+	startTimeout = 2 * time.Minute
+	setupTimeout = 2 * time.Minute
+)
+
+// withDeadlines runs start under a deadline of startTimeout, then, if it
+// succeeded, setup under a deadline of setupTimeout of its own.
+func withDeadlines(startTimeout, setupTimeout time.Duration, start, setup func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	err := start(ctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	return setup(ctx)
+}
+
 func run(m *testing.M) (code int) {
 	before := goroutines.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
 		return 1
 	}
-
-	start := time.Now()
-	var err error
-	sb, err = sandbox.New(ctx, sandbox.Options{})
-	if err != nil {
-		return fail("%v", err)
-	}
-	started := time.Since(start)
-	dataDir := sb.DataDir()
 	defer func() {
+		if sb == nil {
+			return
+		}
 		if hook != nil {
 			hook.Close()
 		}
+		dataDir := sb.DataDir()
 		stopStart := time.Now()
 		if err := sb.Stop(); err != nil {
 			code = fail("stop sandbox: %v", err)
@@ -104,37 +121,76 @@ func run(m *testing.M) (code int) {
 			code = fail("%d goroutines left after Stop:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 		}
 	}()
-	if dyn, err = dynamic.NewForConfig(sb.RESTConfig()); err != nil {
-		return fail("dynamic client: %v", err)
-	}
 
+	var started, installed time.Duration
+	start := func(ctx context.Context) error {
+		began := time.Now()
+		var err error
+		sb, err = sandbox.New(ctx, sandbox.Options{})
+		started = time.Since(began)
+		return err
+	}
+	err := withDeadlines(startTimeout, setupTimeout, start, func(ctx context.Context) error {
+		var err error
+		installed, err = setup(ctx)
+		return err
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	if testing.Verbose() {
+		fmt.Printf("e2e: sandbox started in %v, 2 CRDs installed in %v\n",
+			started.Round(time.Millisecond), installed.Round(time.Millisecond))
+	}
+	return m.Run()
+}
+
+// setup prepares the started sandbox for the package's tests and returns
+// how long installing the CRDs took.
+func setup(ctx context.Context) (time.Duration, error) {
+	var err error
+	if dyn, err = dynamic.NewForConfig(sb.RESTConfig()); err != nil {
+		return 0, fmt.Errorf("dynamic client: %w", err)
+	}
 	// A cluster has only default, kube-system, kube-public and
 	// kube-node-lease: the tests' namespaces are created once here.
 	for _, name := range []string{ns, "verbs", migNamespace} {
 		if err := sb.EnsureNamespace(ctx, name); err != nil {
-			return fail("%v", err)
+			return 0, err
 		}
 	}
 	if hook, err = startHandWebhook(sb, "hubspoke-system", "hubspoke-webhook"); err != nil {
-		return fail("%v", err)
+		return 0, err
 	}
 	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
 	if err != nil {
-		return fail("%v", err)
+		return 0, err
 	}
 	plain := crd.DeepCopy()
 	plain.Name = plainWidgets.resource + "." + plainWidgets.group
 	plain.Spec.Group = plainWidgets.group
 	plain.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	installStart := time.Now()
+	began := time.Now()
 	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{crd, plain} {
 		if _, err := sb.InstallCRD(ctx, crd); err != nil {
-			return fail("%v", err)
+			return 0, err
 		}
 	}
-	if testing.Verbose() {
-		fmt.Printf("e2e: sandbox started in %v, 2 CRDs installed in %v\n",
-			started.Round(time.Millisecond), time.Since(installStart).Round(time.Millisecond))
+	return time.Since(began), nil
+}
+
+// TestSetupHasItsOwnDeadline: a start that outlasts its deadline without
+// failing, as sandbox.New does while it builds its binaries, leaves the
+// setup after it a deadline of its own.
+func TestSetupHasItsOwnDeadline(t *testing.T) {
+	start := func(ctx context.Context) error {
+		<-ctx.Done() // the build: it ignores the start's deadline
+		return nil
 	}
-	return m.Run()
+	err := withDeadlines(time.Millisecond, time.Minute, start, func(ctx context.Context) error {
+		return ctx.Err()
+	})
+	if err != nil {
+		t.Fatalf("the setup after a long start: %v", err)
+	}
 }

@@ -79,6 +79,7 @@ func forgeBackup(t *testing.T, data string, header func(map[string]any), edit fu
 }
 
 func TestRestoreGuardsOnSandbox(t *testing.T) {
+	t.Parallel() // its own group, CRD and faults
 	e := migSetup(t, "guards", 8)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -218,14 +219,15 @@ func TestRestoreGuardsOnSandbox(t *testing.T) {
 // with "interrupted; run again to resume", not "context canceled", and
 // running the same command again resumes and completes it.
 func TestMigrateInterruptedCLI(t *testing.T) {
+	t.Parallel() // its own group, CRD and faults
 	e := migSetup(t, "interrupt", 300)
 	// Let the API server's watch cache finish converting the objects
 	// after the storage switch, so that the held conversion is the
 	// migration's.
-	waitWebhookIdle(t, time.Second)
+	waitIdle(t, time.Second, e.faults.converted.Load)
 	cp := filepath.Join(t.TempDir(), "cp.json")
 	args := []string{"migrate", e.name, "--page-size", "50", "--concurrency", "4", "--checkpoint", cp, "--progress", "none"}
-	reached, release := migFaults.holdOn("w-00150")
+	reached, release := e.faults.holdOn("w-00150")
 	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {

@@ -31,6 +31,7 @@ func TestRealCRDFixtures(t *testing.T) {
 	t.Parallel() // the real projects' groups, used by no other test
 	for _, ex := range []string{"kubebuilder-cronjob", "cert-manager-certificate", "cluster-api-ipaddressclaim", "knative-pingsource", "cluster-api-machinehealthcheck", "kueue-cohort"} {
 		t.Run(ex, func(t *testing.T) {
+			t.Parallel() // each example its own group and webhook; each fixture its own object
 			dir := filepath.Join("../../examples", ex)
 			crd := installExample(t, dir, "hs-"+ex)
 			plural, group := crd.Spec.Names.Plural, crd.Spec.Group
@@ -45,6 +46,7 @@ func TestRealCRDFixtures(t *testing.T) {
 				}
 				name := filepath.Base(fx)
 				t.Run(name, func(t *testing.T) {
+					t.Parallel()
 					obj := readYAML(t, in)
 					want := readYAML(t, filepath.Join(fx, "expected.yaml"))
 					target := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(fx, "target")))))
@@ -66,15 +68,29 @@ func TestRealCRDFixtures(t *testing.T) {
 					if !hasStatus {
 						delete(obj, "status")
 					}
-					for _, read := range []struct {
+					// Both reads in one kubectl get, which lists the
+					// objects as it reads them: the target version's, then
+					// the fixture's own.
+					reads := []struct {
 						version string
 						want    map[string]any
-					}{{target, want}, {own, obj}} {
-						got := map[string]any{}
-						if err := json.Unmarshal(kubectl(t, "get", plural+"."+read.version+"."+group, name, "-n", ns, "-o", "json"), &got); err != nil {
-							t.Fatal(err)
+					}{{target, want}, {own, obj}}
+					args := []string{"get", "-n", ns, "-o", "json"}
+					for _, read := range reads {
+						args = append(args, plural+"."+read.version+"."+group+"/"+name)
+					}
+					var got struct {
+						Items []map[string]any `json:"items"`
+					}
+					out := kubectl(t, args...)
+					if err := json.Unmarshal(out, &got); err != nil || len(got.Items) != len(reads) {
+						t.Fatalf("kubectl get of both versions: %v, %d objects, want %d\n%s", err, len(got.Items), len(reads), out)
+					}
+					for i, read := range reads {
+						if av := got.Items[i]["apiVersion"]; av != group+"/"+read.version {
+							t.Fatalf("kubectl get: object %d is %v, want %s/%s", i, av, group, read.version)
 						}
-						compareRead(t, crd, read.version, read.want, got)
+						compareRead(t, crd, read.version, read.want, got.Items[i])
 					}
 				})
 			}

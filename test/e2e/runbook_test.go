@@ -16,7 +16,7 @@ import (
 
 	"github.com/hubspoke/hubspoke/convert/rules"
 	"github.com/hubspoke/hubspoke/review"
-	"github.com/hubspoke/hubspoke/sandbox"
+	hschema "github.com/hubspoke/hubspoke/schema"
 )
 
 // The runbook of docs/migrate.md ("Upgrade: add v2, make it the storage
@@ -101,6 +101,7 @@ func runbookCommand(cmd, webhookURL string) string {
 }
 
 func TestUpgradeRunbook(t *testing.T) {
+	t.Parallel() // its own group, namespace and webhook
 	upgrade, rollback := runbookCommands(t)
 	ctx := context.Background()
 
@@ -121,10 +122,11 @@ func TestUpgradeRunbook(t *testing.T) {
 	webhookURL := "https://" + hook.Addr() + "/convert"
 
 	// The live CRD (crd-v1.yaml) and its objects, stored in v1.
-	live, err := sandbox.ParseCRD([]byte(runbookFile(t, "crd-v1.yaml")))
+	loaded, err := hschema.Load("crd-v1.yaml", []byte(runbookFile(t, "crd-v1.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	live := loaded.Object
 	if _, err := sb.InstallCRD(ctx, live); err != nil {
 		t.Fatal(err)
 	}
