@@ -555,9 +555,11 @@ func (p *Plan) migrate(ctx context.Context, drop []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if seen.ResourceVersion != res.CRDResourceVersion {
+	// Its status may change (the cluster's migrator's condition); its
+	// spec and storage version must not have.
+	if s, _ := storageVersion(seen); seen.Generation != res.CRDGeneration || s != res.StorageVersion {
 		p.seen = nil
-		return nil, fmt.Errorf("crd %s changed during the migration (resourceVersion %s then, %s now): run the plan again", p.CRD, res.CRDResourceVersion, seen.ResourceVersion)
+		return nil, fmt.Errorf("crd %s changed during the migration (generation %d then, %d now; storage version %s then, %s now): run the plan again", p.CRD, res.CRDGeneration, seen.Generation, res.StorageVersion, s)
 	}
 	p.seen = seen
 	return res, nil
@@ -573,10 +575,35 @@ func (p *Plan) measure(ctx context.Context) error {
 		s.Done = s.done(live)
 		s.Gates = nil
 		if !s.Done {
-			s.Gates = s.gates(ctx, live)
+			s.Gates = p.stepGates(ctx, s, live)
 		}
 	}
 	return nil
+}
+
+// stepGates measures a step's gates; a step that changes the cluster also
+// has the gate that no storage migration is under way.
+func (p *Plan) stepGates(ctx context.Context, s *Step, live *apiextensionsv1.CustomResourceDefinition) []Gate {
+	gates := s.gates(ctx, live)
+	if s.run != nil {
+		gates = append(gates, p.notBusyGate(ctx, live))
+	}
+	return gates
+}
+
+// notBusyGate fails while a storage migration of the CRD's resource is
+// under way: a StorageVersionMigration not finished, or the CRD's
+// StorageMigrating condition (Kubernetes' own migrator, 1.37).
+func (p *Plan) notBusyGate(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) Gate {
+	g := Gate{Name: "no storage migration under way", State: GatePass}
+	note, err := checkNotBusy(ctx, p.client, live)
+	switch {
+	case err != nil:
+		failGate(&g, err)
+	case note != "":
+		g.Detail = note
+	}
+	return g
 }
 
 // Execute runs the steps in order. First, before anything changes, every
@@ -608,7 +635,7 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer) error {
 			continue
 		}
 		if changed {
-			s.Gates = s.gates(ctx, live)
+			s.Gates = p.stepGates(ctx, s, live)
 		}
 		if failing := append(gatesIn(s.Gates, GateFail), gatesIn(s.Gates, GatePending)...); len(failing) > 0 {
 			return &StepError{Step: i + 1, Name: s.Name, Gates: failing}

@@ -10,8 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -280,3 +284,62 @@ func TestPlanUpgradeRefusedCRD(t *testing.T) {
 		t.Errorf("the CRD changed although step 2's gate failed: generation %d, v1 served %v", f.crd.Generation, f.crd.Spec.Versions[1].Served)
 	}
 }
+
+// TestPlanWaitsForStorageMigration: while the cluster's migrator runs a
+// migration of the resource (the CRD's StorageMigrating condition), every
+// step that changes something has a failing gate, and Execute changes
+// nothing; once it ended, the plan runs.
+func TestPlanWaitsForStorageMigration(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 6, "v1alpha1")
+	f.migrator = f.fakeMigrator("w-003") // stays Running
+	opts := PlanOptions{Client: f.client(), Prober: &fakeProber{}, Settle: time.Millisecond,
+		Check: func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil }}
+	if _, err := opts.Client.Resource(SVMResource).Create(context.Background(), clusterSVM(), createOpts()); err != nil {
+		t.Fatal(err)
+	}
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		running = migratingCondition(f.crd) != nil
+		f.mu.Unlock()
+	}
+	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "[fail] no storage migration under way: a storage migration of crd widgets.example.com is under way (StorageVersionMigration theirs-1") {
+		t.Errorf("plan:\n%s", text.String())
+	}
+	generation := f.crd.Generation
+	err = plan.Execute(context.Background(), &text)
+	var se *StepError
+	if !errors.As(err, &se) || !se.BeforeStart || !strings.Contains(err.Error(), "under way") {
+		t.Fatalf("Execute: %v, want a StepError before the start, saying a migration is under way", err)
+	}
+	if f.crd.Generation != generation {
+		t.Errorf("the CRD changed while a migration ran")
+	}
+	// The migration ends (it failed): the plan runs.
+	f.setSVMStatus("theirs-1", func(st *svmv1.StorageVersionMigrationStatus) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Failed", Status: metav1.ConditionTrue, Reason: "X", Message: "x"})
+	})
+	f.mu.Lock()
+	setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: "MigrationFailed"})
+	f.mu.Unlock()
+	f.migrator = nil
+	if err := plan.Execute(context.Background(), &text); err != nil {
+		t.Fatalf("Execute once the migration ended: %v\n%s", err, text.String())
+	}
+}
+
+func clusterSVM() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+		"metadata": map[string]any{"generateName": "theirs-"},
+		"spec":     map[string]any{"resource": map[string]any{"group": testGroup, "resource": "widgets"}}}}
+}
+
+func createOpts() metav1.CreateOptions { return metav1.CreateOptions{} }
