@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,10 +67,16 @@ type ClusterError struct {
 	Migration string
 	Reason    string
 	Message   string
+	// Restored: see StuckError.Restored.
+	Restored *StoredVersionsRestored
 }
 
 func (e *ClusterError) Error() string {
-	return fmt.Sprintf("storage version migration %s failed (%s): %s", e.Migration, e.Reason, e.Message)
+	msg := fmt.Sprintf("storage version migration %s failed (%s): %s", e.Migration, e.Reason, e.Message)
+	if e.Restored != nil {
+		msg += "; " + e.Restored.String()
+	}
+	return msg
 }
 
 // StuckError says a cluster migration went without progress while the
@@ -92,17 +99,41 @@ type StuckError struct {
 	// Sampled counts the objects read to find it; Remaining those not
 	// rewritten since the migration began.
 	Sampled, Remaining int
+	// Restored, when set, says that the migrator pruned
+	// status.storedVersions as the migration failed, and that hubspoke
+	// put the versions back.
+	Restored *StoredVersionsRestored
+}
+
+// StoredVersionsRestored says that Kubernetes' migrator pruned
+// status.storedVersions at the end of a migration that failed (1.37 does:
+// its runner prunes whenever the CRD's generation did not change, success
+// or not), and that hubspoke put back the versions objects may still be
+// stored in.
+type StoredVersionsRestored struct {
+	Pruned, Restored []string
+}
+
+func (s *StoredVersionsRestored) String() string {
+	return fmt.Sprintf("the cluster's migrator pruned status.storedVersions to %v although the migration failed: hubspoke restored %v", s.Pruned, s.Restored)
 }
 
 func (e *StuckError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "storage version migration %s stuck: no progress for %s while the cluster's migrator retried (%s); ", e.Migration, e.For.Round(time.Second), e.Message)
-	if e.Object != nil {
-		fmt.Fprintf(&b, "the failing %v", e.Object)
-	} else {
-		fmt.Fprintf(&b, "no object of %d read at the storage version failed (%d not rewritten yet)", e.Sampled, e.Remaining)
+	fmt.Fprintf(&b, "storage version migration %s stuck: no object rewritten for %s (%d not rewritten yet)", e.Migration, e.For.Round(time.Second), e.Remaining)
+	if e.Message != "" {
+		fmt.Fprintf(&b, ", the migrator says %q", e.Message)
 	}
-	fmt.Fprintf(&b, "; stopped (marked Failed): objects not rewritten stay as stored, nothing lost; fix the cause and run again")
+	if e.Object != nil {
+		fmt.Fprintf(&b, "; the migrator retries a write that fails: %v", e.Object)
+	} else {
+		fmt.Fprintf(&b, "; none of the %d read at the storage version failed", e.Sampled)
+	}
+	b.WriteString("; stopped (marked Failed): objects not rewritten stay as stored, nothing lost")
+	if e.Restored != nil {
+		fmt.Fprintf(&b, "; %s", e.Restored)
+	}
+	b.WriteString("; fix the cause and run again")
 	return b.String()
 }
 
@@ -181,7 +212,7 @@ func (r *run) migrateCluster(ctx context.Context, res *Result) error {
 	// Progress: the objects written from now on, watched from the LIST's
 	// resourceVersion.
 	var counter *writeCounter
-	if r.opts.Progress != nil && listRV != "" {
+	if listRV != "" {
 		counter = r.watchWrites(ctx, listRV)
 		defer counter.stop()
 	}
@@ -204,6 +235,19 @@ func (r *run) migrateCluster(ctx context.Context, res *Result) error {
 	r.log.Info("migrate: cluster migration created", "crd", crd.Name, "migration", name)
 
 	if _, err := r.followMigration(ctx, name, counter); err != nil {
+		var se *StuckError
+		var ce *ClusterError
+		if errors.As(err, &se) || errors.As(err, &ce) || ctx.Err() != nil {
+			restored := r.repairStoredVersions(name)
+			switch {
+			case se != nil:
+				se.Restored = restored
+			case ce != nil:
+				ce.Restored = restored
+			case restored != nil:
+				r.log.Info("migrate: "+restored.String(), "migration", name)
+			}
+		}
 		return err
 	}
 	if counter != nil {
@@ -236,6 +280,7 @@ func (r *run) followMigration(ctx context.Context, name string, counter *writeCo
 	svms := r.opts.Client.Resource(SVMResource)
 	created := time.Now()
 	running := false
+	probes := 0 // samples read since the last progress
 	lastChange := time.Now()
 	lastStatus, lastWrites := "", 0
 	tick := time.NewTicker(r.opts.poll)
@@ -291,47 +336,65 @@ func (r *run) followMigration(ctx context.Context, name string, counter *writeCo
 			r.deleteMigration(name)
 			return nil, &clusterUnavailable{why: fmt.Sprintf("it did not take up StorageVersionMigration %s within %s (is kube-controller-manager running its storage-version-migrator-controller, with the garbage collector on, at Kubernetes 1.37 or later?); the migration was deleted", name, r.opts.ClusterStart)}
 		}
-		// Progress: a new status, or objects written.
+		// Progress: a new status, or objects written. The migrator's
+		// writes of objects already at the storage version are not seen
+		// (they change nothing), nor, mostly, its retried errors (it
+		// records them with a status update of a copy that conflicts): so
+		// a migration without progress is read, and called stuck only when
+		// an object it has not rewritten fails to read at the storage
+		// version, as the migrator's write of it does.
 		status := fmt.Sprint(svm.Status)
 		writes := 0
 		if counter != nil {
 			writes = counter.total()
 		}
 		if status != lastStatus || writes != lastWrites {
-			lastStatus, lastWrites, lastChange = status, writes, time.Now()
+			lastStatus, lastWrites, lastChange, probes = status, writes, time.Now(), 0
 			continue
 		}
+		// Every ClusterStuck without progress, a quick sample; after ten,
+		// every object not rewritten, up to ClusterSample.
 		still := time.Since(lastChange)
-		c := meta.FindStatusCondition(conds, string(svmv1.MigrationRunning))
-		retrying := c != nil && strings.Contains(c.Message, "transient error")
-		if (retrying && still >= r.opts.ClusterStuck) || still >= 10*r.opts.ClusterStuck {
-			msg := ""
-			if c != nil {
-				msg = c.Message
-			}
-			return nil, r.stuck(ctx, svm, msg, still)
+		if still < time.Duration(probes+1)*r.opts.ClusterStuck {
+			continue
 		}
+		probes++
+		limit := quickSample
+		if probes >= 10 {
+			limit = r.opts.ClusterSample
+		}
+		failing, sampled, remaining := r.findFailing(ctx, svm.Status.ResourceVersion, limit)
+		if ctx.Err() != nil {
+			continue
+		}
+		r.log.Info("migrate: the cluster migration makes no progress: objects not rewritten read at the storage version", "migration", name,
+			"for", still, "read", sampled, "notRewritten", remaining, "failing", failing)
+		if failing == nil && limit < r.opts.ClusterSample {
+			continue // the migrator may be writing objects already current
+		}
+		msg := ""
+		if c := meta.FindStatusCondition(conds, string(svmv1.MigrationRunning)); c != nil {
+			msg = c.Message
+		}
+		e := &StuckError{Migration: name, Message: msg, For: still, Object: failing, Sampled: sampled, Remaining: remaining}
+		why := "no progress for " + still.Round(time.Second).String()
+		if failing != nil {
+			why += "; " + failing.Error()
+		}
+		r.stopMigration(name, why)
+		return nil, e
 	}
 }
 
-// stuck finds the object the migration fails on, stops the migration,
-// and returns the *StuckError.
-func (r *run) stuck(ctx context.Context, svm *svmv1.StorageVersionMigration, msg string, still time.Duration) error {
-	e := &StuckError{Migration: svm.Name, Message: msg, For: still}
-	e.Object, e.Sampled, e.Remaining = r.findFailing(ctx, svm.Status.ResourceVersion)
-	why := "no progress for " + still.Round(time.Second).String() + " while retrying"
-	if e.Object != nil {
-		why += "; " + e.Object.Error()
-	}
-	r.stopMigration(svm.Name, why)
-	return e
-}
+// quickSample is how many objects not rewritten a migration without
+// progress for ClusterStuck reads, to tell stuck from slow.
+const quickSample = 100
 
 // findFailing reads the objects not rewritten since the migration began
-// (resourceVersion at most since) at the storage version, up to
-// opts.ClusterSample of them, eight at a time, and returns the first that
-// fails, with the API server's error.
-func (r *run) findFailing(ctx context.Context, since string) (failing *ObjectError, sampled, remaining int) {
+// (resourceVersion at most since) at the storage version, up to limit of
+// them, eight at a time, and returns the first that fails, with the API
+// server's error.
+func (r *run) findFailing(ctx context.Context, since string, limit int) (failing *ObjectError, sampled, remaining int) {
 	sinceRV, _ := strconv.ParseUint(since, 10, 64)
 	pages := make(chan page, 1)
 	ctx, cancel := context.WithCancel(ctx)
@@ -370,7 +433,7 @@ func (r *run) findFailing(ctx context.Context, since string) (failing *ObjectErr
 				continue // written since the migration began: at the storage version
 			}
 			remaining++
-			if sampled >= r.opts.ClusterSample || ctx.Err() != nil {
+			if sampled >= limit || ctx.Err() != nil {
 				continue
 			}
 			sampled++
@@ -421,6 +484,72 @@ func (r *run) stopMigration(name, why string) {
 		}
 		return
 	}
+}
+
+// repairStoredVersions waits (a bounded time) for the cluster's migrator
+// to end the failed migration name (the CRD's StorageMigrating condition
+// no longer True for it), then puts back into status.storedVersions the
+// versions it held when the run began, if the migrator pruned them:
+// Kubernetes 1.37's runner prunes storedVersions at the end of a
+// migration whether it succeeded or failed, and objects not rewritten are
+// still stored at those versions. It works on a context of its own: it
+// also runs once the run's is cancelled.
+func (r *run) repairStoredVersions(name string) *StoredVersionsRestored {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		now, err := GetCRD(ctx, r.opts.Client, r.opts.CRD)
+		if err != nil {
+			break
+		}
+		if c := migratingCondition(now); c == nil || migrationInMessage(c.Message) != name {
+			break
+		}
+		if realSleep(ctx, r.opts.poll) != nil {
+			break
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range 10 {
+		now, err := GetCRD(ctx, r.opts.Client, r.opts.CRD)
+		if err != nil || now.UID != r.crd.UID {
+			return nil
+		}
+		next := slices.Clone(now.Status.StoredVersions)
+		for _, v := range r.crd.Status.StoredVersions {
+			if !slices.Contains(next, v) && findVersion(now, v) != nil {
+				next = append(next, v)
+			}
+		}
+		if len(next) == len(now.Status.StoredVersions) {
+			return nil
+		}
+		// In the order they had.
+		order := func(v string) int {
+			if i := slices.Index(r.crd.Status.StoredVersions, v); i >= 0 {
+				return i
+			}
+			return len(r.crd.Status.StoredVersions)
+		}
+		slices.SortStableFunc(next, func(a, b string) int { return order(a) - order(b) })
+		fixed := now.DeepCopy()
+		fixed.Status.StoredVersions = next
+		u, err := toUnstructured(fixed)
+		if err != nil {
+			return nil
+		}
+		_, err = r.opts.Client.Resource(CRDResource).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			r.log.Info("migrate: could not restore status.storedVersions", "crd", r.opts.CRD, "want", next, "err", err)
+			return nil
+		}
+		return &StoredVersionsRestored{Pruned: now.Status.StoredVersions, Restored: next}
+	}
+	return nil
 }
 
 // deleteMigration deletes a migration the cluster's migrator never took
@@ -584,7 +713,9 @@ func (r *run) watchWrites(ctx context.Context, rv string) *writeCounter {
 				if r.prog.Total < r.prog.Done {
 					r.prog.Total = r.prog.Done
 				}
-				r.opts.Progress(r.prog)
+				if r.opts.Progress != nil {
+					r.opts.Progress(r.prog)
+				}
 				r.mu.Unlock()
 			}
 			w.Stop()

@@ -154,8 +154,16 @@ func TestClusterStuck(t *testing.T) {
 	if c := meta.FindStatusCondition(svm.Status.Conditions, string(svmv1.MigrationFailed)); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "StoppedByHubspoke" || !strings.Contains(c.Message, "default/w-017") {
 		t.Errorf("migration %s conditions %+v: want Failed by hubspoke, naming the object", res.Migration, svm.Status.Conditions)
 	}
-	if got := f.crd.Status.StoredVersions; len(got) != 2 {
-		t.Errorf("storedVersions %v, want both", got)
+	// The migrator pruned storedVersions as the migration ended, failed
+	// (Kubernetes 1.37 does): hubspoke put them back, and says so.
+	if diff := cmp.Diff([]string{"v1alpha1", "v1"}, f.crd.Status.StoredVersions); diff != "" {
+		t.Errorf("storedVersions (-want +got):\n%s", diff)
+	}
+	if se.Restored == nil || !strings.Contains(err.Error(), "pruned status.storedVersions to [v1] although the migration failed: hubspoke restored [v1alpha1 v1]") {
+		t.Errorf("error %q: want it to say storedVersions were restored", err)
+	}
+	if c := migratingCondition(f.crd); c != nil {
+		t.Errorf("StorageMigrating still True: %+v", c)
 	}
 }
 
@@ -284,6 +292,7 @@ func TestClusterCleansManagedFields(t *testing.T) {
 			updates = append(updates, w)
 		}
 	}
+	slices.Sort(updates)
 	if diff := cmp.Diff([]string{"update default/w-003", "update default/w-007"}, updates); diff != "" {
 		t.Errorf("updates after the migration (-want +got):\n%s", diff)
 	}
@@ -292,5 +301,31 @@ func TestClusterCleansManagedFields(t *testing.T) {
 		if mf := u.GetManagedFields(); len(mf) != 1 || mf[0].Manager != "new-client" {
 			t.Errorf("%s managedFields %+v, want new-client's alone", k, mf)
 		}
+	}
+}
+
+// TestClusterFailed: a migration the cluster's migrator fails is a
+// *ClusterError with its message, and the storedVersions the migrator
+// pruned on its way out are put back.
+func TestClusterFailed(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 5, "v1alpha1")
+	f.migrator = func(name string) {
+		f.fakeMigrator("w-000")(name) // takes it up, stops at the first object
+		msg := `5/5 not yet migrated. migration encountered unhandled error: Widget.example.com "w-000" is invalid: spec.size: Invalid value`
+		f.setSVMStatus(name, func(st *svmv1.StorageVersionMigrationStatus) {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationFailed), Status: metav1.ConditionTrue, Reason: "StorageVersionMigrationFailed", Message: msg})
+		})
+		f.mu.Lock()
+		f.endMigration(name, false)
+		f.mu.Unlock()
+	}
+	_, err := Migrate(context.Background(), clusterOptions(f, EngineCluster))
+	var ce *ClusterError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `failed (StorageVersionMigrationFailed): 5/5 not yet migrated`) || ce.Restored == nil {
+		t.Fatalf("Migrate: %v; want a *ClusterError with the migrator's message, storedVersions restored", err)
+	}
+	if diff := cmp.Diff([]string{"v1alpha1", "v1"}, f.crd.Status.StoredVersions); diff != "" {
+		t.Errorf("storedVersions (-want +got):\n%s", diff)
 	}
 }

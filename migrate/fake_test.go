@@ -76,6 +76,11 @@ type fakeAPI struct {
 	// watchers receive a Modified event for every object the migrator
 	// writes.
 	watchers []*watch.RaceFreeFakeWatcher
+	// svmGen is the CRD's generation when the migrator took each
+	// migration up: at the end of one, as Kubernetes 1.37's runner does,
+	// the fake prunes storedVersions if the generation is the same,
+	// whether the migration succeeded or failed.
+	svmGen map[string]int64
 }
 
 const testGroup = "example.com"
@@ -488,6 +493,9 @@ func (f *fakeAPI) reactSVM(action clienttesting.Action) (runtime.Object, error) 
 		f.rv++
 		next.SetResourceVersion(strconv.Itoa(f.rv))
 		f.svms[u.GetName()] = next
+		if svm, err := svmFromUnstructured(next.Object); err == nil && svmFinished(svm) {
+			f.endMigration(u.GetName(), meta.IsStatusConditionTrue(svm.Status.Conditions, string(svmv1.MigrationSucceeded)))
+		}
 		return next.DeepCopy(), nil
 	case clienttesting.DeleteActionImpl:
 		if _, ok := f.svms[a.GetName()]; !ok {
@@ -553,6 +561,10 @@ func (f *fakeAPI) fakeMigrator(failOn string) func(name string) {
 		time.Sleep(5 * time.Millisecond)
 		f.mu.Lock()
 		gen := f.crd.Generation
+		if f.svmGen == nil {
+			f.svmGen = map[string]int64{}
+		}
+		f.svmGen[name] = gen
 		setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionTrue,
 			Reason: "MigrationRunning", Message: "Migration " + name + " is running"})
 		f.rv++
@@ -597,14 +609,29 @@ func (f *fakeAPI) fakeMigrator(failOn string) func(name string) {
 		})
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse,
-			Reason: "MigrationSucceeded", Message: "The migration has succeeded"})
-		if f.crd.Generation == gen {
-			f.crd.Status.StoredVersions = []string{storage}
-		}
-		f.rv++
-		f.crd.ResourceVersion = strconv.Itoa(f.rv)
+		f.endMigration(name, true)
 	}
+}
+
+// endMigration is the runner's end of a migration (f.mu held): the CRD's
+// condition False and, if the generation did not change since the
+// migration began, storedVersions pruned — even when it failed, as
+// Kubernetes 1.37 does.
+func (f *fakeAPI) endMigration(name string, succeeded bool) {
+	c := migratingCondition(f.crd)
+	if c == nil || migrationInMessage(c.Message) != name {
+		return
+	}
+	reason := "MigrationFailed"
+	if succeeded {
+		reason = "MigrationSucceeded"
+	}
+	setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: reason})
+	if gen, ok := f.svmGen[name]; ok && gen == f.crd.Generation {
+		f.crd.Status.StoredVersions = []string{f.storage()}
+	}
+	f.rv++
+	f.crd.ResourceVersion = strconv.Itoa(f.rv)
 }
 
 func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {

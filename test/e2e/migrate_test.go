@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
@@ -199,6 +200,10 @@ type migEnv struct {
 	crd  *apiextensionsv1.CustomResourceDefinition
 	name string
 	gr   func(version string) schema.GroupVersionResource
+	// sb and dyn are the sandbox and its client: the package's, or the
+	// one with kube-controller-manager (kcmSandbox).
+	sb  *sandbox.Sandbox
+	dyn dynamic.Interface
 }
 
 // migSetup installs the CRD with storage v1alpha1, creates n widgets in
@@ -214,18 +219,25 @@ func migSetup(t testing.TB, name string, n int) *migEnv {
 func migSetupAt(t testing.TB, name string, n int, createVersion string) *migEnv {
 	t.Helper()
 	migWebhook(t)
+	return migSetupOn(t, sb, dyn, name, n, createVersion)
+}
+
+// migSetupOn is migSetupAt on the sandbox s (whose client is d), which
+// serves the group's webhook.
+func migSetupOn(t testing.TB, s *sandbox.Sandbox, d dynamic.Interface, name string, n int, createVersion string) *migEnv {
+	t.Helper()
 	migFaults.set(nil, "")
 	ctx := context.Background()
 	crd := migCRD(t, name, "v1alpha1")
-	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+	if _, err := s.InstallCRD(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	e := &migEnv{t: t, crd: crd, name: crd.Name, gr: func(v string) schema.GroupVersionResource {
+	e := &migEnv{t: t, crd: crd, name: crd.Name, sb: s, dyn: d, gr: func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: "widgets"}
 	}}
 	t.Cleanup(func() {
 		migFaults.set(nil, "")
-		if err := sb.DeleteCRD(context.Background(), crd.Name); err != nil {
+		if err := s.DeleteCRD(context.Background(), crd.Name); err != nil {
 			t.Error(err)
 		}
 	})
@@ -233,7 +245,7 @@ func migSetupAt(t testing.TB, name string, n int, createVersion string) *migEnv 
 	e.create(n, createVersion)
 	t.Logf("%d objects created in %v", n, time.Since(start).Round(time.Millisecond))
 	crd = migCRD(t, name, "v1")
-	if _, err := sb.InstallCRD(ctx, crd); err != nil {
+	if _, err := s.InstallCRD(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
 	e.crd = crd
@@ -251,7 +263,15 @@ func (e *migEnv) client(version string) interface {
 	List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
 	Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
 } {
-	return dyn.Resource(e.gr(version)).Namespace(migNamespace)
+	return e.dynClient().Resource(e.gr(version)).Namespace(migNamespace)
+}
+
+// client2 is the env's dynamic client (the package's by default).
+func (e *migEnv) dynClient() dynamic.Interface {
+	if e.dyn != nil {
+		return e.dyn
+	}
+	return dyn
 }
 
 // create makes widgets w-00000.. at version, concurrently.
@@ -377,7 +397,7 @@ func other(version string) string {
 
 func (e *migEnv) storedVersions() []string {
 	e.t.Helper()
-	crd, err := migrate.GetCRD(context.Background(), dyn, e.name)
+	crd, err := migrate.GetCRD(context.Background(), e.dynClient(), e.name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -387,7 +407,7 @@ func (e *migEnv) storedVersions() []string {
 func (e *migEnv) options() migrate.Options {
 	c := 0
 	fmt.Sscan(os.Getenv("XC"), &c)
-	return migrate.Options{CRD: e.name, Client: dyn, Prune: true, Concurrency: c}
+	return migrate.Options{CRD: e.name, Client: e.dynClient(), Prune: true, Concurrency: c}
 }
 
 func assertSameContents(t testing.TB, want, got map[string]map[string]any) {
