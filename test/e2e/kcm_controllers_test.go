@@ -51,7 +51,9 @@ func TestGarbageCollectionAcrossVersions(t *testing.T) {
 	s, d := kcmSandbox(t)
 	ctx := context.Background()
 	group := migGroup("gc")
-	gvr := func(v string) schema.GroupVersionResource { return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"} }
+	gvr := func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"}
+	}
 	w := func(v string) interface {
 		Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
 		Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
@@ -174,7 +176,9 @@ func TestNamespaceDeletionWebhookDown(t *testing.T) {
 	ctx := context.Background()
 	const doomed = "doomed"
 	group := migGroup("nsdel")
-	gvr := func(v string) schema.GroupVersionResource { return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"} }
+	gvr := func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"}
+	}
 	t.Cleanup(func() {
 		migFaults.set(nil, "")
 		if err := s.DeleteCRD(context.Background(), "widgets."+group); err != nil {
