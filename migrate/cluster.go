@@ -280,7 +280,8 @@ func (r *run) followMigration(ctx context.Context, name string, counter *writeCo
 	svms := r.opts.Client.Resource(SVMResource)
 	created := time.Now()
 	running := false
-	probes := 0 // samples read since the last progress
+	probes := 0     // samples read since the last progress
+	primed := false // see prime
 	lastChange := time.Now()
 	lastStatus, lastWrites := "", 0
 	tick := time.NewTicker(r.opts.poll)
@@ -312,6 +313,10 @@ func (r *run) followMigration(ctx context.Context, name string, counter *writeCo
 		}
 		if meta.IsStatusConditionTrue(conds, string(svmv1.MigrationSucceeded)) {
 			return svm, nil
+		}
+		if running && !primed && svm.Status.ResourceVersion != "" {
+			primed = true
+			r.prime(ctx, svm.Status.ResourceVersion)
 		}
 		if !running {
 			if meta.IsStatusConditionTrue(conds, string(svmv1.MigrationRunning)) {
@@ -385,6 +390,42 @@ func (r *run) followMigration(ctx context.Context, name string, counter *writeCo
 		return nil, e
 	}
 }
+
+// prime rewrites, as the client engine does (a PUT of the object as read),
+// the first object not written since the migration's resourceVersion
+// whose write re-encodes it (at most primeWrites tried). The cluster's
+// migrator starts only once its garbage collector's cache of the resource
+// has reached that resourceVersion, which on a resource nobody writes
+// takes until the next bookmark of its watch (a minute or more); the
+// write, one the migration makes anyway, gets it there at once.
+func (r *run) prime(ctx context.Context, since string) {
+	sinceRV, err := strconv.ParseUint(since, 10, 64)
+	if err != nil {
+		return
+	}
+	list, err := listClient(r.opts.Client, r.crd, r.storage, "").List(ctx, metav1.ListOptions{Limit: primeWrites})
+	if err != nil {
+		return
+	}
+	for i := range list.Items {
+		obj := &list.Items[i]
+		rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+		if err != nil || rv > sinceRV {
+			return // written since: the cache will see it
+		}
+		out, err := objectClient(r.opts.Client, r.crd, r.storage, obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+		if err != nil {
+			r.log.Debug("migrate: prime the cluster's migrator", "object", objectKey(obj), "err", err)
+			continue
+		}
+		if out.GetResourceVersion() != obj.GetResourceVersion() {
+			return
+		}
+	}
+}
+
+// primeWrites bounds the objects prime tries.
+const primeWrites = 20
 
 // quickSample is how many objects not rewritten a migration without
 // progress for ClusterStuck reads, to tell stuck from slow.

@@ -81,6 +81,13 @@ type fakeAPI struct {
 	// the fake prunes storedVersions if the generation is the same,
 	// whether the migration succeeded or failed.
 	svmGen map[string]int64
+	// cacheLag makes the migrator start, as Kubernetes' does, only once
+	// its cache of the resource has reached the migration's
+	// resourceVersion: when an object is written after it, or after
+	// cacheLag (the next bookmark of its watch); bookmarked says that it
+	// waited that long.
+	cacheLag   time.Duration
+	bookmarked bool
 }
 
 const testGroup = "example.com"
@@ -386,6 +393,9 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 		verb = "status "
 	}
 	f.writeLog = append(f.writeLog, verb+key)
+	for _, w := range f.watchers {
+		w.Modify(f.at(next, f.storage()))
+	}
 	return true, f.at(next, gvr.Version), nil
 }
 
@@ -575,6 +585,7 @@ func (f *fakeAPI) fakeMigrator(failOn string) func(name string) {
 			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning), Status: metav1.ConditionTrue, Reason: "MigrationRunning", Message: "The migration is running"})
 			st.ResourceVersion = rv
 		})
+		f.waitCache(rv)
 		f.mu.Lock()
 		keys := make([]string, 0, len(f.objs))
 		for k := range f.objs {
@@ -610,6 +621,31 @@ func (f *fakeAPI) fakeMigrator(failOn string) func(name string) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.endMigration(name, true)
+	}
+}
+
+// waitCache waits, with cacheLag set, until an object was written after
+// rv or cacheLag passed (bookmarked).
+func (f *fakeAPI) waitCache(rv string) {
+	if f.cacheLag == 0 {
+		return
+	}
+	since, _ := strconv.Atoi(rv)
+	for deadline := time.Now().Add(f.cacheLag); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		for _, o := range f.objs {
+			s, _, _ := unstructured.NestedString(o, "metadata", "resourceVersion")
+			if n, _ := strconv.Atoi(s); n > since {
+				f.mu.Unlock()
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			f.bookmarked = true
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
 	}
 }
 
