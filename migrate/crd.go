@@ -58,6 +58,55 @@ func updateCRD(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.
 	return fromUnstructured(out)
 }
 
+// MaxCRDConflicts bounds how often a write of the CRD (an update by a plan
+// step, the prune of storedVersions) reads the CRD again after a conflict.
+const MaxCRDConflicts = 10
+
+// CRDChangedError says a plan step did not write the CRD because its spec
+// or storage version changed since the step's gates were measured on it.
+type CRDChangedError struct {
+	Seen, Now *apiextensionsv1.CustomResourceDefinition
+}
+
+func (e *CRDChangedError) Error() string {
+	if e.Now.UID != e.Seen.UID {
+		return fmt.Sprintf("nothing written: crd %s was deleted and created again since the step's gates were measured; run the plan again", e.Seen.Name)
+	}
+	return fmt.Sprintf("nothing written: crd %s changed since the step's gates were measured (%s); run the plan again", e.Seen.Name, changeDetail(e.Seen, e.Now))
+}
+
+// editCRD updates the CRD that the gates of a step were measured on
+// (seen) with edit applied to it as freshly read. Only the CRD's status or
+// metadata may have changed since (Kubernetes' own migrator writes its
+// StorageMigrating condition, the API server its conditions): a read
+// CRD that is another one (uid), or has another spec (generation) or
+// storage version, is not written, and a *CRDChangedError says what
+// changed. A conflict (a write between the read and the update) reads it
+// again, at most MaxCRDConflicts times; the update never carries a stale
+// resourceVersion. edit returns the CRD to write; it may change its
+// argument.
+func editCRD(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.CustomResourceDefinition, edit func(*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition, dryRun ...string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	storage, _ := storageVersion(seen)
+	for attempt := 0; ; attempt++ {
+		now, err := GetCRD(ctx, dyn, seen.Name)
+		if err != nil {
+			return nil, err
+		}
+		nowStorage, _ := storageVersion(now)
+		if now.UID != seen.UID || now.Generation != seen.Generation || nowStorage != storage {
+			return nil, &CRDChangedError{Seen: seen, Now: now}
+		}
+		out, err := updateCRD(ctx, dyn, edit(now), dryRun...)
+		if apierrors.IsConflict(err) && attempt < MaxCRDConflicts {
+			continue // a status or metadata write meanwhile: judge it again
+		}
+		if apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("%w (still conflicting after %d fresh reads)", err, MaxCRDConflicts)
+		}
+		return out, err
+	}
+}
+
 // storageVersion returns the one version marked storage: true.
 func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	var found []string

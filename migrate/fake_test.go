@@ -61,6 +61,11 @@ type fakeAPI struct {
 	beforeList   func(version, cont string) error
 	beforeGet    func(key string) error
 	beforeCRD    func() error
+	// onCRDUpdate is called (under no lock) before an update of the CRD
+	// (dry run or not; subresource "status" or "") is judged: another
+	// client's write there makes the update conflict, as it would on an
+	// API server.
+	onCRDUpdate func(dryRun bool, subresource string)
 
 	listMu   sync.Mutex
 	listOpts metav1.ListOptions
@@ -404,6 +409,9 @@ func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) 
 		if err := f.beforeCRD(); err != nil {
 			return nil, err
 		}
+	}
+	if a, ok := action.(clienttesting.UpdateActionImpl); ok && f.onCRDUpdate != nil {
+		f.onCRDUpdate(slices.Contains(a.UpdateOptions.DryRun, metav1.DryRunAll), a.Subresource)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

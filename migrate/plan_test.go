@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,3 +344,133 @@ func clusterSVM() *unstructured.Unstructured {
 }
 
 func createOpts() metav1.CreateOptions { return metav1.CreateOptions{} }
+
+// TestPlanStepWritesFreshCRD: a step writes the CRD as read just before
+// its update, not the copy its gates were measured on. Another client's
+// status or metadata write in between (Kubernetes' migrator's
+// StorageMigrating condition) makes the update conflict, and the step
+// reads the CRD again and writes it; a change of its spec stops the step,
+// nothing written; conflicts without end stop it after MaxCRDConflicts
+// fresh reads.
+func TestPlanStepWritesFreshCRD(t *testing.T) {
+	otherCondition := apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: "MigrationSucceeded"}
+	tests := []struct {
+		name string
+		// other is another client's write, made before the n-th update
+		// of the CRD's spec (dry runs and status writes not counted).
+		// other returns false when it writes nothing.
+		other func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool
+		// wantErr is a part of Execute's error; "" wants success.
+		wantErr     string
+		wantChanged bool // a *CRDChangedError
+		wantUpdates int  // spec updates tried
+		wantStorage string
+		// wantGeneration is 2 after one spec write, ours or the other
+		// client's (never both: ours would overwrite theirs).
+		wantGeneration int64
+	}{
+		{
+			name: "a status write between the read and the update, once",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				setCRDCondition(crd, otherCondition)
+				return n == 1
+			},
+			wantUpdates: 2, wantStorage: "v1alpha1", wantGeneration: 2,
+		},
+		{
+			name: "the spec changed between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Names.ShortNames = []string{"wd"}
+				crd.Generation++
+				return true
+			},
+			wantErr:     "step 3 (switch the storage version to v1alpha1) failed: nothing written: crd widgets.example.com changed since the step's gates were measured (generation 1 then, 2 now; its spec changed); run the plan again",
+			wantChanged: true, wantUpdates: 1, wantStorage: "v1", wantGeneration: 2,
+		},
+		{
+			name: "the storage version changed between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = true, false
+				crd.Generation++
+				return true
+			},
+			wantErr:     "(generation 1 then, 2 now; storage version v1 then, v1alpha1 now)",
+			wantChanged: true, wantUpdates: 1, wantStorage: "v1alpha1", wantGeneration: 2,
+		},
+		{
+			name: "a status write before every update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				setCRDCondition(crd, otherCondition)
+				return true
+			},
+			wantErr:     "the object has been modified (still conflicting after 10 fresh reads)",
+			wantUpdates: MaxCRDConflicts + 1, wantStorage: "v1", wantGeneration: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1"}, "v1alpha1", "v1")
+			f.add("default", 4, "v1")
+			updates := 0
+			f.onCRDUpdate = func(dryRun bool, subresource string) {
+				if dryRun || subresource != "" {
+					return
+				}
+				updates++
+				f.mu.Lock()
+				wrote := tt.other(f.crd, updates)
+				if wrote {
+					f.rv++
+					f.crd.ResourceVersion = strconv.Itoa(f.rv)
+				}
+				f.mu.Unlock()
+			}
+			plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", PlanOptions{Client: f.client(), Prober: &fakeProber{}, Settle: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			err = plan.Execute(context.Background(), &out)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Execute: %v\n%s", err, out.String())
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Execute: %v, want an error containing %q", err, tt.wantErr)
+			}
+			var changed *CRDChangedError
+			if errors.As(err, &changed) != tt.wantChanged {
+				t.Errorf("error %v: a *CRDChangedError %v, want %v", err, !tt.wantChanged, tt.wantChanged)
+			}
+			if updates != tt.wantUpdates {
+				t.Errorf("%d updates of the crd's spec, want %d", updates, tt.wantUpdates)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if s, _ := storageVersion(f.crd); s != tt.wantStorage {
+				t.Errorf("storage version %s, want %s", s, tt.wantStorage)
+			}
+			// Nothing another client wrote was overwritten.
+			if f.crd.Generation != tt.wantGeneration {
+				t.Errorf("generation %d, want %d", f.crd.Generation, tt.wantGeneration)
+			}
+			if tt.wantErr == "" && findCRDCondition(f.crd, StorageMigrating) == nil {
+				t.Errorf("the other client's condition was overwritten: %+v", f.crd.Status.Conditions)
+			}
+		})
+	}
+}
+
+func findCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
+}

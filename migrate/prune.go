@@ -57,7 +57,7 @@ func Prune(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.Cus
 			return nil, err
 		}
 		_, err = dyn.Resource(CRDResource).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
-		if apierrors.IsConflict(err) && attempt < 10 {
+		if apierrors.IsConflict(err) && attempt < MaxCRDConflicts {
 			continue // a status or metadata write meanwhile: judge it again
 		}
 		if err != nil {
@@ -73,16 +73,30 @@ func changedMessage(seen, now *apiextensionsv1.CustomResourceDefinition) string 
 	if now.UID != seen.UID {
 		return fmt.Sprintf("not pruned: crd %s was deleted and created again since the migration began; run the migration again", seen.Name)
 	}
-	msg := fmt.Sprintf("not pruned: crd %s changed since the migration began (generation %d then, %d now", seen.Name, seen.Generation, now.Generation)
-	oldSV, _ := storageVersion(seen)
-	newSV, err := storageVersion(now)
-	switch {
-	case err != nil:
-		msg += "; " + err.Error()
-	case oldSV != newSV:
-		msg += fmt.Sprintf("; storage version %s then, %s now: objects written meanwhile may be stored in either", oldSV, newSV)
-	default:
-		msg += "; its spec changed: objects written meanwhile may be stored at a version it named for a while"
+	why := "objects written meanwhile may be stored at a version it named for a while"
+	if oldSV, newSV := storageVersionOrNone(seen), storageVersionOrNone(now); oldSV != newSV {
+		why = "objects written meanwhile may be stored in either"
 	}
-	return msg + "); run the migration again"
+	return fmt.Sprintf("not pruned: crd %s changed since the migration began (%s: %s); run the migration again", seen.Name, changeDetail(seen, now), why)
+}
+
+// changeDetail says how the spec of now differs from seen's (same uid):
+// generation, and the storage version or else the rest of the spec.
+func changeDetail(seen, now *apiextensionsv1.CustomResourceDefinition) string {
+	msg := fmt.Sprintf("generation %d then, %d now", seen.Generation, now.Generation)
+	if _, err := storageVersion(now); err != nil {
+		return msg + "; " + err.Error()
+	}
+	if oldSV, newSV := storageVersionOrNone(seen), storageVersionOrNone(now); oldSV != newSV {
+		return msg + fmt.Sprintf("; storage version %s then, %s now", oldSV, newSV)
+	}
+	return msg + "; its spec changed"
+}
+
+func storageVersionOrNone(crd *apiextensionsv1.CustomResourceDefinition) string {
+	s, err := storageVersion(crd)
+	if err != nil {
+		return "none"
+	}
+	return s
 }
