@@ -233,7 +233,7 @@ func BenchmarkServer(b *testing.B) {
 }
 
 func loadServer(b *testing.B, srv *benchServer, pool *x509.CertPool, body []byte, objects int) {
-	conns := openLoad(b, srv, pool, body)
+	conns := openLoad(b, srv, pool, body, protoHTTP1)
 	cpu0 := cpuTime(b, srv.pid)
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()
@@ -254,7 +254,10 @@ func loadServer(b *testing.B, srv *benchServer, pool *x509.CertPool, body []byte
 // BenchmarkServerSpeedup measures the headline ratios on a noisy machine:
 // each op sends the same number of reviews to hubspoke's server and then
 // to controller-runtime's (5,000 reviews of 1 Widget, or 16 of 1000), over
-// 8 connections each, so both see the same conditions. It reports each
+// 8 keep-alive HTTP/1.1 connections (proto=http1.1) or as 8 concurrent
+// streams of one HTTP/2 connection negotiated with ALPN h2, as
+// kube-apiserver's webhook client does (proto=h2), so both see the same
+// conditions. It reports each
 // one's requests/s and their ratio (speedup-x, hubspoke over
 // controller-runtime). Cores are split as in BenchmarkServer; each turn
 // starts once the other server is idle.
@@ -268,12 +271,15 @@ func BenchmarkServerSpeedup(b *testing.B) {
 	for _, role := range servers {
 		srvs = append(srvs, startServer(b, role, certDir, serverCPU))
 	}
-	for _, batch := range []struct{ objects, requests int }{{1, 5000}, {1000, 16}} {
+	for _, batch := range []struct {
+		proto             string
+		objects, requests int
+	}{{protoHTTP1, 1, 5000}, {protoH2, 1, 5000}, {protoHTTP1, 1000, 16}, {protoH2, 1000, 16}} {
 		body := bench.ReviewBody("bench", "example.com/v1", widgets(b, "v1alpha1", batch.objects, 0))
-		b.Run(fmt.Sprintf("batch=%d", batch.objects), func(b *testing.B) {
+		b.Run(fmt.Sprintf("proto=%s/batch=%d", batch.proto, batch.objects), func(b *testing.B) {
 			var load [2]loadConns
 			for i, srv := range srvs {
-				load[i] = openLoad(b, srv, pool, body)
+				load[i] = openLoad(b, srv, pool, body, batch.proto)
 			}
 			var spent [2]time.Duration
 			for b.Loop() {
@@ -335,26 +341,92 @@ func splitCPUs(b *testing.B) int {
 	return serverCPU
 }
 
-// loadConns are the load generator's connections to one server.
-type loadConns []*loadConn
+// loadConns are the load generator's senders to one server: HTTP/1.1
+// connections, or streams of one HTTP/2 connection.
+type loadConns []sender
 
-// openLoad opens the connections to srv and warms them (and the server's
-// pools) with one review each. They are closed when tb ends.
-func openLoad(tb testing.TB, srv *benchServer, pool *x509.CertPool, body []byte) loadConns {
+// sender sends the review again and again and checks each answer.
+type sender interface {
+	roundTrip() error
+}
+
+// Protocols of the load generator.
+const (
+	// protoHTTP1 is 8 keep-alive HTTP/1.1 connections, one request at a
+	// time on each.
+	protoHTTP1 = "http1.1"
+	// protoH2 is what kube-apiserver's webhook client negotiates with a
+	// server that offers it (ALPN h2): one HTTP/2 connection per webhook
+	// host, the concurrent reviews as streams on it; here 8 at once.
+	protoH2 = "h2"
+)
+
+// openLoad opens the connections to srv over proto and warms them (and
+// the server's pools) with one review each. They are closed when tb ends.
+func openLoad(tb testing.TB, srv *benchServer, pool *x509.CertPool, body []byte, proto string) loadConns {
 	tb.Helper()
 	conns := make(loadConns, connections)
-	for i := range conns {
-		c, err := dialLoad(srv.addr, pool, body)
-		if err != nil {
-			tb.Fatal(err)
+	var h2 *http.Transport
+	if proto == protoH2 {
+		h2 = &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2"}},
+			ForceAttemptHTTP2: true,
 		}
-		tb.Cleanup(func() { c.Close() })
+		tb.Cleanup(h2.CloseIdleConnections)
+	}
+	for i := range conns {
+		var c sender
+		if h2 != nil {
+			c = &h2Stream{client: &http.Client{Transport: h2}, url: "https://" + srv.addr + "/convert", body: body}
+		} else {
+			lc, err := dialLoad(srv.addr, pool, body)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { lc.Close() })
+			c = lc
+		}
 		if err := c.roundTrip(); err != nil {
 			tb.Fatal(err)
 		}
 		conns[i] = c
 	}
 	return conns
+}
+
+// h2Stream sends reviews as streams of the one HTTP/2 connection of its
+// transport, as kube-apiserver's webhook client does (net/http's HTTP/2
+// client, ALPN h2).
+type h2Stream struct {
+	client *http.Client
+	url    string
+	body   []byte
+	resp   bytes.Buffer
+}
+
+func (s *h2Stream) roundTrip() error {
+	req, err := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(s.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("send review: %w", err)
+	}
+	s.resp.Reset()
+	_, err = s.resp.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("read review response: %w", err)
+	}
+	if resp.ProtoMajor != 2 {
+		return fmt.Errorf("the server answered over %s, not HTTP/2", resp.Proto)
+	}
+	if resp.StatusCode != http.StatusOK || !succeeded(s.resp.Bytes()) {
+		return fmt.Errorf("review failed: HTTP %d: %.300s", resp.StatusCode, s.resp.Bytes())
+	}
+	return nil
 }
 
 // send sends n reviews spread over the connections and returns how long
