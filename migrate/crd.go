@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,9 +79,10 @@ func (e *CRDChangedError) Error() string {
 // editCRD updates the CRD that the gates of a step were measured on
 // (seen) with edit applied to it as freshly read. Only the CRD's status or
 // metadata may have changed since (Kubernetes' own migrator writes its
-// StorageMigrating condition, the API server its conditions): a read
-// CRD that is another one (uid), or has another spec (generation) or
-// storage version, is not written, and a *CRDChangedError says what
+// StorageMigrating condition, the API server its conditions; a caBundle
+// injector its spec's caBundle): a read CRD that is another one (uid), or
+// has another spec (generation; the caBundle aside) or storage version,
+// is not written, and a *CRDChangedError says what
 // changed. A conflict (a write between the read and the update) reads it
 // again, at most MaxCRDConflicts times; the update never carries a stale
 // resourceVersion. edit returns the CRD to write; it may change its
@@ -93,7 +95,7 @@ func editCRD(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.C
 			return nil, err
 		}
 		nowStorage, _ := storageVersion(now)
-		if now.UID != seen.UID || now.Generation != seen.Generation || nowStorage != storage {
+		if now.UID != seen.UID || specChanged(seen, now) || nowStorage != storage {
 			return nil, &CRDChangedError{Seen: seen, Now: now}
 		}
 		out, err := updateCRD(ctx, dyn, edit(now), dryRun...)
@@ -105,6 +107,24 @@ func editCRD(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.C
 		}
 		return out, err
 	}
+}
+
+// specChanged tells whether now's spec differs from seen's (same uid) in
+// more than the conversion webhook's caBundle. The bundle is another
+// owner's (cert-manager's cainjector, hubspoke certs rotate, the sandbox
+// inject it): a rotation must not stop a plan or a prune, and a write of
+// the CRD as freshly read keeps it.
+func specChanged(seen, now *apiextensionsv1.CustomResourceDefinition) bool {
+	if now.Generation == seen.Generation {
+		return false
+	}
+	a, b := seen.Spec.DeepCopy(), now.Spec.DeepCopy()
+	for _, s := range []*apiextensionsv1.CustomResourceDefinitionSpec{a, b} {
+		if s.Conversion != nil && s.Conversion.Webhook != nil && s.Conversion.Webhook.ClientConfig != nil {
+			s.Conversion.Webhook.ClientConfig.CABundle = nil
+		}
+	}
+	return !equality.Semantic.DeepEqual(a, b)
 }
 
 // storageVersion returns the one version marked storage: true.

@@ -561,7 +561,11 @@ func TestPruneGuard(t *testing.T) {
 			c.Spec.Versions[0].Storage, c.Spec.Versions[1].Storage = true, false
 			c.Generation++
 		}, want: "storage version v1 then, v1alpha1 now"},
-		{name: "spec edited", edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.Generation++ }, want: "generation 1 then, 2 now; its spec changed"},
+		{name: "spec edited", edit: editShortNames, want: "generation 1 then, 2 now; its spec changed"},
+		{name: "caBundle rotated", edit: func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion.Webhook.ClientConfig.CABundle = []byte("new CA")
+			c.Generation++
+		}, pruned: true, want: "storedVersions set to [v1]"},
 		{name: "deleted and created again", edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.UID = "other" }, want: "deleted and created again"},
 		{name: "metadata edited", edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"a": "b"} }, pruned: true, want: "storedVersions set to [v1] (dropped [v1alpha1])"},
 		{name: "condition written by the cluster's migrator", edit: func(c *apiextensionsv1.CustomResourceDefinition) {
@@ -570,7 +574,7 @@ func TestPruneGuard(t *testing.T) {
 		{name: "status written between the read and the write", race: true, edit: func(c *apiextensionsv1.CustomResourceDefinition) {
 			setCRDCondition(c, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse})
 		}, pruned: true, want: "storedVersions set to [v1]"},
-		{name: "spec edited between the read and the write", race: true, edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.Generation++ }, want: "generation 1 then, 2 now"},
+		{name: "spec edited between the read and the write", race: true, edit: editShortNames, want: "generation 1 then, 2 now"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1030,4 +1034,10 @@ func TestMigrateUntrustedCertificate(t *testing.T) {
 	if n := conns.Load(); n != 1 || len(s.waits) != 0 {
 		t.Errorf("%d connections and waits %v, want one connection and no retry", n, s.waits)
 	}
+}
+
+// editShortNames changes the CRD's spec as another client would.
+func editShortNames(c *apiextensionsv1.CustomResourceDefinition) {
+	c.Spec.Names.ShortNames = append(c.Spec.Names.ShortNames, "wd")
+	c.Generation++
 }

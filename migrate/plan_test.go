@@ -368,6 +368,7 @@ func TestPlanStepWritesFreshCRD(t *testing.T) {
 		// wantGeneration is 2 after one spec write, ours or the other
 		// client's (never both: ours would overwrite theirs).
 		wantGeneration int64
+		wantCABundle   string
 	}{
 		{
 			name: "a status write between the read and the update, once",
@@ -402,6 +403,18 @@ func TestPlanStepWritesFreshCRD(t *testing.T) {
 			},
 			wantErr:     "(generation 1 then, 2 now; storage version v1 then, v1alpha1 now)",
 			wantChanged: true, wantUpdates: 1, wantStorage: "v1alpha1", wantGeneration: 2,
+		},
+		{
+			name: "a caBundle injected between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Conversion.Webhook.ClientConfig.CABundle = []byte("injected CA")
+				crd.Generation++
+				return true
+			},
+			wantUpdates: 2, wantStorage: "v1alpha1", wantGeneration: 3, wantCABundle: "injected CA",
 		},
 		{
 			name: "a status write before every update",
@@ -459,7 +472,10 @@ func TestPlanStepWritesFreshCRD(t *testing.T) {
 			if f.crd.Generation != tt.wantGeneration {
 				t.Errorf("generation %d, want %d", f.crd.Generation, tt.wantGeneration)
 			}
-			if tt.wantErr == "" && findCRDCondition(f.crd, StorageMigrating) == nil {
+			if got := string(f.crd.Spec.Conversion.Webhook.ClientConfig.CABundle); got != tt.wantCABundle {
+				t.Errorf("caBundle %q, want %q", got, tt.wantCABundle)
+			}
+			if tt.wantErr == "" && tt.wantCABundle == "" && findCRDCondition(f.crd, StorageMigrating) == nil {
 				t.Errorf("the other client's condition was overwritten: %+v", f.crd.Status.Conditions)
 			}
 		})

@@ -27,7 +27,8 @@ type PruneResult struct {
 // spec (generation) and storage version: then every object the migration
 // rewrote is stored at the storage version, and so is every object
 // written since. A change of the CRD's status or metadata (the cluster's
-// migrator's StorageMigrating condition, a label) does not matter; any
+// migrator's StorageMigrating condition, a label) or of its conversion
+// webhook's caBundle alone (a CA injector's) does not matter; any other
 // change of its spec stops the prune, and the message says what changed.
 // The write is an update of the status of the CRD as just read (its
 // resourceVersion the precondition): a conflict reads it again. Call it
@@ -44,7 +45,7 @@ func Prune(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.Cus
 			return nil, fmt.Errorf("prune: %w", err)
 		}
 		nowStorage, _ := storageVersion(now)
-		if now.UID != seen.UID || now.Generation != seen.Generation || nowStorage != storage {
+		if now.UID != seen.UID || specChanged(seen, now) || nowStorage != storage {
 			return &PruneResult{StoredVersions: now.Status.StoredVersions, Message: changedMessage(seen, now)}, nil
 		}
 		if slices.Equal(now.Status.StoredVersions, want) {
