@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,7 +42,8 @@ var (
 	kcmSB      *sandbox.Sandbox
 	kcmDyn     dynamic.Interface
 	kcmHook    *sandbox.Webhook
-	kcmReviews atomic.Int64 // ConversionReviews kcmHook answered
+	kcmReviews atomic.Int64               // ConversionReviews kcmHook answered
+	kcmReg     = prometheus.NewRegistry() // kcmHook's handler's metrics
 )
 
 // kcmSandbox returns the sandbox with kube-controller-manager, starting it
@@ -85,7 +87,7 @@ func kcmSandbox(t testing.TB) (*sandbox.Sandbox, dynamic.Interface) {
 				convs = append(convs, faultyConverter{c})
 			}
 		}
-		h, err := review.NewHandler(review.Options{Converters: convs})
+		h, err := review.NewHandler(review.Options{Converters: convs, Registerer: kcmReg})
 		if err != nil {
 			kcmErr = err
 			return

@@ -86,23 +86,10 @@ func startLatency() error {
 }
 
 // latencyReviews returns hubspoke_conversion_reviews_total of the
-// benchmarks' webhook, every series summed.
+// benchmarks' webhook for the converted CRD, every other label summed.
 func latencyReviews(b *testing.B) float64 {
 	b.Helper()
-	mfs, err := latReg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() != review.MetricReviews {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return webhookReviews(b, latReg, "Widget."+latHook.group)
 }
 
 // BenchmarkSpokeLatency measures one-object requests through v1alpha1 (a

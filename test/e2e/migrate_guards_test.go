@@ -222,7 +222,7 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 	// Let the API server's watch cache finish converting the objects
 	// after the storage switch, so that the held conversion is the
 	// migration's.
-	waitWebhookIdle(t, time.Second)
+	waitWebhookIdle(t, &migReviews, time.Second)
 	cp := filepath.Join(t.TempDir(), "cp.json")
 	// The client engine's checkpoint is what this tests (auto would first
 	// wait --cluster-start for a storage version migrator, or, on a
