@@ -10,15 +10,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/hubspoke/hubspoke/internal/cli"
@@ -236,4 +239,120 @@ func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, typ apiextensio
 		}
 	}
 	return nil
+}
+
+// TestPlanUpgradeStatusWriter executes an upgrade plan on the cluster
+// with kube-controller-manager while another client keeps writing the
+// CRD's status, as Kubernetes' migrator writes its StorageMigrating
+// condition: every step must write the CRD as freshly read (steps that
+// updated the copy their gates were measured on failed with "the object
+// has been modified"). (The plan's migration step is the client engine's:
+// the cluster's migrator always prunes, and the plan prunes as a step of
+// its own.)
+func TestPlanUpgradeStatusWriter(t *testing.T) {
+	s, d := kcmSandbox(t)
+	ctx := context.Background()
+	live := migCRD(t, "cluster-plan", "v1alpha1")
+	e := &migEnv{t: t, crd: live, name: live.Name, sb: s, dyn: d, gr: func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: live.Spec.Group, Version: v, Resource: "widgets"}
+	}}
+	t.Cleanup(func() {
+		if err := s.DeleteCRD(context.Background(), live.Name); err != nil {
+			t.Error(err)
+		}
+	})
+	e.create(120, "v1alpha1")
+	before := e.contents("v1")
+
+	// Another client writes the CRD's status every 20 ms until the plan
+	// ends.
+	writerCtx, stop := context.WithCancel(ctx)
+	var writes atomic.Int64
+	writerDone := make(chan error, 1)
+	go func() {
+		for i := 0; writerCtx.Err() == nil; i++ {
+			crd, err := migrate.GetCRD(writerCtx, d, live.Name)
+			if err == nil {
+				setCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: "E2EStatusWriter", Status: apiextensionsv1.ConditionTrue,
+					Reason: "Writing", Message: "write " + strconv.Itoa(i), LastTransitionTime: metav1.Now()})
+				var u *unstructured.Unstructured
+				if u, err = crdToUnstructured(crd); err == nil {
+					_, err = d.Resource(migrate.CRDResource).UpdateStatus(writerCtx, u, metav1.UpdateOptions{})
+				}
+			}
+			switch {
+			case err == nil:
+				writes.Add(1)
+			case writerCtx.Err() != nil:
+			case !apierrors.IsConflict(err):
+				writerDone <- err
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		writerDone <- nil
+	}()
+
+	target := migCRD(t, "cluster-plan", "v1")
+	target.Spec.Versions = target.Spec.Versions[1:]
+	opts := migrate.PlanOptions{
+		Client: d,
+		Prober: &migrate.WebhookProber{URL: "https://" + kcmHook.Addr() + "/convert"},
+		Check:  func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil },
+		Settle: 500 * time.Millisecond,
+	}
+	plan, err := migrate.PlanUpgrade(ctx, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = plan.Execute(ctx, &out)
+	stop()
+	if werr := <-writerDone; werr != nil {
+		t.Fatalf("the status writer: %v", werr)
+	}
+	if err != nil {
+		t.Fatalf("Execute with %d status writes meanwhile: %v\n%s", writes.Load(), err, out.String())
+	}
+	t.Logf("executed with %d status writes meanwhile:\n%s", writes.Load(), out.String())
+	if writes.Load() < 10 {
+		t.Errorf("only %d status writes during the plan: it did not run against a writer", writes.Load())
+	}
+	crd, err := migrate.GetCRD(ctx, d, live.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []string
+	for _, v := range crd.Spec.Versions {
+		versions = append(versions, v.Name)
+	}
+	if !slices.Equal(versions, []string{"v1"}) || !slices.Equal(crd.Status.StoredVersions, []string{"v1"}) {
+		t.Errorf("versions %v, storedVersions %v; want [v1] and [v1]", versions, crd.Status.StoredVersions)
+	}
+	if crdCondition(crd, "E2EStatusWriter") == nil {
+		t.Errorf("the other client's condition was overwritten: %+v", crd.Status.Conditions)
+	}
+	assertSameContents(t, before, e.contents("v1"))
+}
+
+// setCondition sets c in crd's status conditions, replacing one of its type.
+func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == c.Type {
+			crd.Status.Conditions[i] = c
+			return
+		}
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, c)
+}
+
+func crdToUnstructured(crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	return u, nil
 }

@@ -34,7 +34,7 @@ import (
 // tests on the kube-controller-manager sandbox use. They are installed
 // when it starts, so that its garbage collector, which reads discovery
 // every 30 seconds, watches them by the time a test uses them.
-var kcmGroups = []string{"cluster", "cluster-stuck", "cluster-cli", "nsdel", "gc", "bench-cluster"}
+var kcmGroups = []string{"cluster", "cluster-stuck", "cluster-cli", "cluster-plan", "nsdel", "gc", "bench-cluster"}
 
 var (
 	kcmOnce    sync.Once
