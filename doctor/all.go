@@ -156,27 +156,30 @@ func RunAll(ctx context.Context, c Clients, o Options) (*AllReport, error) {
 }
 
 // impact says what else breaks in the cluster while the CRD's
-// conversions fail, from what is observed (namespaces stuck deleting,
-// quotas that count the resource) and from what follows from its versions
-// (which clients need a conversion to read it).
+// conversions fail, from what is observed (namespaces stuck deleting) and
+// from what follows from its versions (which clients need a conversion).
 func (d *diagnosis) impact() []string {
 	crd := d.crd
 	resource := crd.Spec.Names.Plural + "." + crd.Spec.Group
 	preferred := preferredVersion(d.served)
 	var lines []string
-	// Generic clients (the garbage collector, the namespace controller,
-	// the quota controller) list every resource through its preferred
-	// version, metadata only; the API server converts objects not stored
-	// at that version.
+	// The garbage collector and the namespace controller delete every
+	// resource through its preferred version, and the API server decodes
+	// each object it deletes at that version: an object stored at another
+	// one needs the webhook to be deleted (seen on Kubernetes 1.37: the
+	// deletion fails with "StorageError: corrupt object ... object not
+	// decodable"). Their lists, and the quota controller's, come from the
+	// API server's watch cache, converted as the objects came in, and go
+	// on.
 	needs := preferred != "" && (preferred != d.storage || len(crd.Status.StoredVersions) > 1)
 	if needs {
 		why := fmt.Sprintf("the preferred version %s is not the storage version %s", preferred, d.storage)
 		if preferred == d.storage {
 			why = fmt.Sprintf("objects may still be stored at %s (status.storedVersions)", strings.Join(slices.DeleteFunc(slices.Clone(crd.Status.StoredVersions), func(v string) bool { return v == d.storage }), ", "))
 		}
-		lines = append(lines, fmt.Sprintf("the garbage collector, the namespace controller and the quota controller list %s through %s and %s: their lists need the webhook, so deletions that cascade through owner references stall, namespaces holding %s stay Terminating, and quota usage of it goes stale (follows from the CRD's versions)", resource, preferred, why, crd.Spec.Names.Plural))
+		lines = append(lines, fmt.Sprintf("the garbage collector and the namespace controller delete %s through %s and %s: deleting an object stored at another version decodes it through the webhook, so deletions that cascade through owner references stall for those objects and namespaces holding %s stay Terminating (NamespaceDeletionContentFailure); their lists, and the quota controller's counts, come from the API server's watch cache and go on (follows from the CRD's versions)", resource, preferred, why, crd.Spec.Names.Plural))
 	} else if preferred != "" {
-		lines = append(lines, fmt.Sprintf("the garbage collector and the namespace controller list %s through %s, the storage version, and every object is stored at it: they need no conversion and are not held up (follows from the CRD's versions)", resource, preferred))
+		lines = append(lines, fmt.Sprintf("the garbage collector and the namespace controller list and delete %s through %s, the storage version, and every object is stored at it: they need no conversion and are not held up (follows from the CRD's versions)", resource, preferred))
 	}
 	var others []string
 	for _, v := range d.served {
@@ -201,14 +204,6 @@ func (d *diagnosis) impact() []string {
 					lines = append(lines, fmt.Sprintf("namespace %s is Terminating and its deletion reports %s: %s (observed)", ns.Name, c.Type, c.Message))
 					break
 				}
-			}
-		}
-	}
-	// Observed: quotas counting the resource.
-	if qs, err := d.c.Kube.CoreV1().ResourceQuotas("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, q := range qs.Items {
-			if _, ok := q.Spec.Hard[corev1.ResourceName("count/"+resource)]; ok {
-				lines = append(lines, fmt.Sprintf("ResourceQuota %s/%s counts %s: its usage is recalculated by listing it, which fails (observed)", q.Namespace, q.Name, resource))
 			}
 		}
 	}

@@ -218,8 +218,58 @@ func (d *diagnosis) checkVersionsAndStatus() {
 	default:
 		d.ok(CheckStoredVersions, "status.storedVersions %v", stored)
 	}
+	d.checkMigration()
 	if planned != nil && d.o.ValidateUpdate != nil {
 		d.checkPlanned(planned, crd)
+	}
+}
+
+// svmResource is Kubernetes' StorageVersionMigration (GA in 1.37).
+var svmResource = schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"}
+
+// checkMigration reports the CRD's StorageMigrating condition, which the
+// cluster's storage version migrator sets: a migration running (and
+// whether it still exists: one deleted while it ran leaves the condition
+// True for good), or the last one's failure.
+func (d *diagnosis) checkMigration() {
+	var c *apiextensionsv1.CustomResourceDefinitionCondition
+	for i := range d.crd.Status.Conditions {
+		if d.crd.Status.Conditions[i].Type == apiextensionsv1.StorageMigrating {
+			c = &d.crd.Status.Conditions[i]
+		}
+	}
+	if c == nil {
+		d.ok(CheckMigration, "no storage migration recorded (no StorageMigrating condition)")
+		return
+	}
+	seen := fmt.Sprintf("StorageMigrating=%s since %s (%s: %s)", c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, c.Message)
+	switch {
+	case c.Status == apiextensionsv1.ConditionTrue:
+		name, _ := strings.CutSuffix(strings.TrimPrefix(c.Message, "Migration "), " is running")
+		if d.c.Dynamic != nil && name != "" && name != c.Message {
+			ctx, cancel := d.step("the API server: get StorageVersionMigration "+name, d.o.Timeout)
+			_, err := d.c.Dynamic.Resource(svmResource).Get(ctx, name, metav1.GetOptions{})
+			cancel()
+			if apierrors.IsNotFound(err) {
+				d.add(Finding{Check: CheckMigration, Severity: SeverityWarning, Message: seen + "; migration " + name + " no longer exists",
+					Cause: "the migration was deleted while it ran: the cluster's migrator never sets the condition back, so it stays True (hubspoke migrate and plan take it for stale, and go on)",
+					Fix:   "hubspoke migrate " + d.name + " --engine cluster   # a new migration sets the condition again, and to False when it ends"})
+				return
+			}
+		}
+		d.add(Finding{Check: CheckMigration, Severity: SeverityWarning, Message: seen,
+			Cause: fmt.Sprintf("the cluster's storage version migrator is rewriting every object at %s: hubspoke migrate and plan wait until it ends; while a conversion fails (the webhook down) it retries for ever and stays Running, with the error in its Running condition", d.storage),
+			Fix:   "kubectl get storageversionmigration " + name + " -o jsonpath='{.status.conditions}'   # how far it got, and the error it retries"})
+	case c.Reason == "MigrationFailed":
+		d.add(Finding{Check: CheckMigration, Severity: SeverityWarning, Message: seen,
+			Cause: fmt.Sprintf("the last storage migration failed: objects may still be stored at versions of status.storedVersions %v", d.crd.Status.StoredVersions),
+			Fix:   "hubspoke migrate " + d.name + "   # names the object that fails, and why"})
+	case strings.Contains(c.Message, "not been updated"):
+		d.add(Finding{Check: CheckMigration, Severity: SeverityWarning, Message: seen,
+			Cause: "the migration succeeded but the CRD's spec changed while it ran, so the migrator left status.storedVersions as it was",
+			Fix:   "hubspoke migrate " + d.name + "   # rewrites what is left and prunes"})
+	default:
+		d.ok(CheckMigration, "no storage migration running (last: %s)", c.Reason)
 	}
 }
 

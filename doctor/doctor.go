@@ -61,6 +61,7 @@ const (
 	CheckVersions       = "crd.versions"
 	CheckConditions     = "crd.conditions"
 	CheckStoredVersions = "crd.storedVersions"
+	CheckMigration      = "crd.storageMigration"
 	CheckPlanned        = "crd.planned"
 	CheckCABundle       = "crd.caBundle"
 	CheckService        = "service"
@@ -80,7 +81,7 @@ const (
 // Checks lists every check in diagnosis order.
 var Checks = []string{
 	CheckCRD, CheckStrategy, CheckClientConfig, CheckReviewVersions, CheckVersions, CheckConditions,
-	CheckStoredVersions, CheckPlanned, CheckCABundle, CheckService, CheckServicePort, CheckEndpoints, CheckEndpointsReady,
+	CheckStoredVersions, CheckMigration, CheckPlanned, CheckCABundle, CheckService, CheckServicePort, CheckEndpoints, CheckEndpointsReady,
 	CheckReachable, CheckCertChain, CheckCertUsage, CheckCertNames, CheckCertExpiry, CheckDirect, CheckLatency, CheckLive,
 }
 

@@ -709,14 +709,19 @@ func TestRunAll(t *testing.T) {
 	}
 	impact := strings.Join(s.Impact, "\n")
 	for _, want := range []string{
-		"through v1 and objects may still be stored at v1alpha1", // v1, preferred, is the storage version, but not every object is at it
+		"delete widgets.example.com through v1 and objects may still be stored at v1alpha1", // v1, preferred, is the storage version, but not every object is at it
 		"namespace team-a is Terminating", "(observed)",
-		"ResourceQuota team-a/widgets counts widgets.example.com",
+		"the quota controller's counts, come from the API server's watch cache and go on",
 		"through v1alpha1",
 	} {
 		if !strings.Contains(impact, want) {
 			t.Errorf("impact lacks %q:\n%s", want, impact)
 		}
+	}
+	// A quota counts the resource from the watch cache, with or without
+	// the webhook (test/e2e's TestNamespaceDeletionWebhookDown sees it).
+	if strings.Contains(impact, "ResourceQuota") {
+		t.Errorf("impact says a quota fails:\n%s", impact)
 	}
 	var text bytes.Buffer
 	if err := rep.WriteText(&text); err != nil {
@@ -862,5 +867,58 @@ func TestDocsListEveryCheckAndClass(t *testing.T) {
 	}
 	if want := fmt.Sprintf("the %d kinds", len(explain.IDs())); !strings.Contains(section, want) {
 		t.Errorf("the Diagnosis section does not say %q", want)
+	}
+}
+
+// The StorageMigrating condition Kubernetes' storage version migrator sets
+// on the CRD: doctor says whether a migration runs (and whether it still
+// exists), or how the last one ended.
+func TestStorageMigrationCondition(t *testing.T) {
+	cond := func(status apiextensionsv1.ConditionStatus, reason, msg string) apiextensionsv1.CustomResourceDefinitionCondition {
+		return apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.StorageMigrating, Status: status, Reason: reason, Message: msg,
+			LastTransitionTime: metav1.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
+	}
+	svm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+		"metadata": map[string]any{"name": "m-1"}, "spec": map[string]any{"resource": map[string]any{"group": "example.com", "resource": "widgets"}}}}
+	rows := []struct {
+		name     string
+		c        *apiextensionsv1.CustomResourceDefinitionCondition
+		objects  []runtime.Object
+		severity doctor.Severity
+		want     []string
+	}{
+		{"no condition", nil, nil, doctor.SeverityOK, []string{"no storage migration recorded"}},
+		{"running", ptr(cond(apiextensionsv1.ConditionTrue, "MigrationRunning", "Migration m-1 is running")), []runtime.Object{svm}, doctor.SeverityWarning,
+			[]string{"StorageMigrating=True since 2026-12-04T10:00:00Z (MigrationRunning: Migration m-1 is running)", "retries for ever", "kubectl get storageversionmigration m-1"}},
+		{"running, its migration deleted", ptr(cond(apiextensionsv1.ConditionTrue, "MigrationRunning", "Migration m-1 is running")), nil, doctor.SeverityWarning,
+			[]string{"migration m-1 no longer exists", "stays True", "--engine cluster"}},
+		{"failed", ptr(cond(apiextensionsv1.ConditionFalse, "MigrationFailed", "The migration has failed")), nil, doctor.SeverityWarning,
+			[]string{"the last storage migration failed", "hubspoke migrate widgets.example.com"}},
+		{"succeeded without pruning", ptr(cond(apiextensionsv1.ConditionFalse, "MigrationSucceeded", "The migration has succeeded but the stored versions have not been updated due to a generation mismatch")), nil, doctor.SeverityWarning,
+			[]string{"spec changed while it ran"}},
+		{"succeeded", ptr(cond(apiextensionsv1.ConditionFalse, "MigrationSucceeded", "The migration has succeeded and the stored versions have been updated")), nil, doctor.SeverityOK,
+			[]string{"no storage migration running (last: MigrationSucceeded)"}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			w := newWorld(t)
+			if row.c != nil {
+				w.crd.Status.Conditions = append(w.crd.Status.Conditions, *row.c)
+			}
+			w.objects = row.objects
+			f := w.run(t).Find(doctor.CheckMigration)
+			if f == nil {
+				t.Fatal("no finding of crd.storageMigration")
+			}
+			all := f.Message + "\n" + f.Cause + "\n" + f.Fix
+			if f.Severity != row.severity {
+				t.Errorf("severity %s, want %s: %s", f.Severity, row.severity, all)
+			}
+			for _, s := range row.want {
+				if !strings.Contains(all, s) {
+					t.Errorf("finding lacks %q:\n%s", s, all)
+				}
+			}
+		})
 	}
 }

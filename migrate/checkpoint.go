@@ -11,9 +11,10 @@ import (
 )
 
 // Checkpoint is the progress of a run, saved after every page. A run
-// resumes from it only when the CRD is exactly as it was when the first run
-// began (same uid, storage version and resourceVersion); otherwise it starts
-// over, since the earlier writes may have gone to another storage version.
+// resumes from it only when the CRD is as it was when the first run began
+// (same uid, storage version and generation: a spec unchanged; its status
+// may have changed); otherwise it starts over, since the earlier writes may
+// have gone to another storage version.
 type Checkpoint struct {
 	CRD                string `json:"crd"`
 	Namespace          string `json:"namespace,omitempty"`
@@ -21,6 +22,7 @@ type Checkpoint struct {
 	UID                string `json:"uid"`
 	StorageVersion     string `json:"storageVersion"`
 	CRDResourceVersion string `json:"crdResourceVersion"`
+	CRDGeneration      int64  `json:"crdGeneration"`
 	// Continue is the LIST continue token after the last completed page;
 	// LastKey the namespace/name of its last object. When the token has
 	// expired, the run lists from the start and skips keys up to LastKey.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,74 @@ func updateCRD(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.
 		return nil, fmt.Errorf("update crd %s: %w", crd.Name, err)
 	}
 	return fromUnstructured(out)
+}
+
+// MaxCRDConflicts bounds how often a write of the CRD (an update by a plan
+// step, the prune of storedVersions) reads the CRD again after a conflict.
+const MaxCRDConflicts = 10
+
+// CRDChangedError says a plan step did not write the CRD because its spec
+// or storage version changed since the step's gates were measured on it.
+type CRDChangedError struct {
+	Seen, Now *apiextensionsv1.CustomResourceDefinition
+}
+
+func (e *CRDChangedError) Error() string {
+	if e.Now.UID != e.Seen.UID {
+		return fmt.Sprintf("nothing written: crd %s was deleted and created again since the step's gates were measured; run the plan again", e.Seen.Name)
+	}
+	return fmt.Sprintf("nothing written: crd %s changed since the step's gates were measured (%s); run the plan again", e.Seen.Name, changeDetail(e.Seen, e.Now))
+}
+
+// editCRD updates the CRD that the gates of a step were measured on
+// (seen) with edit applied to it as freshly read. Only the CRD's status or
+// metadata may have changed since (Kubernetes' own migrator writes its
+// StorageMigrating condition, the API server its conditions; a caBundle
+// injector its spec's caBundle): a read CRD that is another one (uid), or
+// has another spec (generation; the caBundle aside) or storage version,
+// is not written, and a *CRDChangedError says what
+// changed. A conflict (a write between the read and the update) reads it
+// again, at most MaxCRDConflicts times; the update never carries a stale
+// resourceVersion. edit returns the CRD to write; it may change its
+// argument.
+func editCRD(ctx context.Context, dyn dynamic.Interface, seen *apiextensionsv1.CustomResourceDefinition, edit func(*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition, dryRun ...string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	storage, _ := storageVersion(seen)
+	for attempt := 0; ; attempt++ {
+		now, err := GetCRD(ctx, dyn, seen.Name)
+		if err != nil {
+			return nil, err
+		}
+		nowStorage, _ := storageVersion(now)
+		if now.UID != seen.UID || specChanged(seen, now) || nowStorage != storage {
+			return nil, &CRDChangedError{Seen: seen, Now: now}
+		}
+		out, err := updateCRD(ctx, dyn, edit(now), dryRun...)
+		if apierrors.IsConflict(err) && attempt < MaxCRDConflicts {
+			continue // a status or metadata write meanwhile: judge it again
+		}
+		if apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("%w (still conflicting after %d fresh reads)", err, MaxCRDConflicts)
+		}
+		return out, err
+	}
+}
+
+// specChanged tells whether now's spec differs from seen's (same uid) in
+// more than the conversion webhook's caBundle. The bundle is another
+// owner's (cert-manager's cainjector, hubspoke certs rotate, the sandbox
+// inject it): a rotation must not stop a plan or a prune, and a write of
+// the CRD as freshly read keeps it.
+func specChanged(seen, now *apiextensionsv1.CustomResourceDefinition) bool {
+	if now.Generation == seen.Generation {
+		return false
+	}
+	a, b := seen.Spec.DeepCopy(), now.Spec.DeepCopy()
+	for _, s := range []*apiextensionsv1.CustomResourceDefinitionSpec{a, b} {
+		if s.Conversion != nil && s.Conversion.Webhook != nil && s.Conversion.Webhook.ClientConfig != nil {
+			s.Conversion.Webhook.ClientConfig.CABundle = nil
+		}
+	}
+	return !equality.Semantic.DeepEqual(a, b)
 }
 
 // storageVersion returns the one version marked storage: true.

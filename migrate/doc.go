@@ -14,9 +14,11 @@
 //     error stops the run naming the object. A checkpoint file lets an
 //     interrupted run resume.
 //   - Prune (or Options.Prune) then sets status.storedVersions to the
-//     storage version alone, with the CRD's resourceVersion from the start of
-//     the run as a precondition: if the CRD changed meanwhile nothing is
-//     pruned and the Result says why.
+//     storage version alone, writing the CRD as freshly read, and only if
+//     its spec (generation; a new caBundle aside) and storage version are
+//     those of the start of the run: otherwise nothing is pruned and the
+//     Result says why. A status write meanwhile (Kubernetes' migrator's
+//     StorageMigrating condition) does not stop it.
 //   - WriteBackup and Restore save and restore every object of a CRD with a
 //     count and SHA-256 checksums (of the header too; ReadBackup refuses an
 //     object there twice). Restore validates every object, and dry-runs a
@@ -31,6 +33,9 @@
 //
 // Every function takes a dynamic client: the CRD itself is read and written
 // as apiextensions.k8s.io/v1 customresourcedefinitions through it, so a
-// k8s.io/client-go/dynamic/fake client is enough for tests. See
+// k8s.io/client-go/dynamic/fake client is enough for tests. Build it from a
+// rest.Config whose QPS is raised or -1 (no client-side limit, as the
+// hubspoke CLI does): client-go's default of 5 requests per second and a
+// burst of 10 would cap a migration at 5 objects per second. See
 // docs/migrate.md for the operations runbook.
 package migrate

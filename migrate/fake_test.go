@@ -12,13 +12,16 @@ import (
 	"sync"
 	"time"
 
+	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -58,9 +61,38 @@ type fakeAPI struct {
 	beforeList   func(version, cont string) error
 	beforeGet    func(key string) error
 	beforeCRD    func() error
+	// onCRDUpdate is called (under no lock) before an update of the CRD
+	// (dry run or not; subresource "status" or "") is judged: another
+	// client's write there makes the update conflict, as it would on an
+	// API server.
+	onCRDUpdate func(dryRun bool, subresource string)
 
 	listMu   sync.Mutex
 	listOpts metav1.ListOptions
+
+	// svms are the StorageVersionMigrations, by name; migrator, when set,
+	// runs (in a goroutine) for each one created, as the cluster's
+	// migrator would. noSVMAPI answers 404 to them, as an API server
+	// that does not serve storagemigration.k8s.io/v1.
+	svms     map[string]*unstructured.Unstructured
+	migrator func(name string)
+	noSVMAPI bool
+	svmSeq   int
+	// watchers receive a Modified event for every object the migrator
+	// writes.
+	watchers []*watch.RaceFreeFakeWatcher
+	// svmGen is the CRD's generation when the migrator took each
+	// migration up: at the end of one, as Kubernetes 1.37's runner does,
+	// the fake prunes storedVersions if the generation is the same,
+	// whether the migration succeeded or failed.
+	svmGen map[string]int64
+	// cacheLag makes the migrator start, as Kubernetes' does, only once
+	// its cache of the resource has reached the migration's
+	// resourceVersion: when an object is written after it, or after
+	// cacheLag (the next bookmark of its watch); bookmarked says that it
+	// waited that long.
+	cacheLag   time.Duration
+	bookmarked bool
 }
 
 const testGroup = "example.com"
@@ -160,8 +192,16 @@ func (f *fakeAPI) fake() *dynamicfake.FakeDynamicClient {
 		{Group: testGroup, Version: "v1", Resource: "widgets"}:       "WidgetList",
 		{Group: testGroup, Version: "v1alpha1", Resource: "widgets"}: "WidgetList",
 		CRDResource: "CustomResourceDefinitionList",
+		SVMResource: "StorageVersionMigrationList",
 	})
 	c.PrependReactor("*", "*", f.react)
+	c.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		w := watch.NewRaceFreeFake()
+		f.watchers = append(f.watchers, w)
+		return true, w, nil
+	})
 	return c
 }
 
@@ -169,6 +209,10 @@ func (f *fakeAPI) react(action clienttesting.Action) (bool, runtime.Object, erro
 	gvr := action.GetResource()
 	if gvr == CRDResource {
 		obj, err := f.reactCRD(action)
+		return true, obj, err
+	}
+	if gvr == SVMResource {
+		obj, err := f.reactSVM(action)
 		return true, obj, err
 	}
 	if gvr == NamespaceResource {
@@ -286,6 +330,7 @@ func (f *fakeAPI) list(version, ns string, opts metav1.ListOptions) (bool, runti
 		keys = keys[sort.SearchStrings(keys, opts.Continue):]
 	}
 	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": testGroup + "/" + version, "kind": "WidgetList"}}
+	list.SetResourceVersion(strconv.Itoa(f.rv))
 	n := len(keys)
 	if opts.Limit > 0 && int64(n) > opts.Limit {
 		n = int(opts.Limit)
@@ -353,6 +398,9 @@ func (f *fakeAPI) update(a clienttesting.UpdateActionImpl, gvr schema.GroupVersi
 		verb = "status "
 	}
 	f.writeLog = append(f.writeLog, verb+key)
+	for _, w := range f.watchers {
+		w.Modify(f.at(next, f.storage()))
+	}
 	return true, f.at(next, gvr.Version), nil
 }
 
@@ -361,6 +409,9 @@ func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) 
 		if err := f.beforeCRD(); err != nil {
 			return nil, err
 		}
+	}
+	if a, ok := action.(clienttesting.UpdateActionImpl); ok && f.onCRDUpdate != nil {
+		f.onCRDUpdate(slices.Contains(a.UpdateOptions.DryRun, metav1.DryRunAll), a.Subresource)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -403,6 +454,239 @@ func (f *fakeAPI) reactCRD(action clienttesting.Action) (runtime.Object, error) 
 		return toUnstructured(f.crd)
 	}
 	return nil, fmt.Errorf("unexpected crd action %T", action)
+}
+
+func (f *fakeAPI) reactSVM(action clienttesting.Action) (runtime.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noSVMAPI {
+		return nil, apierrors.NewNotFound(SVMResource.GroupResource(), "")
+	}
+	if f.svms == nil {
+		f.svms = map[string]*unstructured.Unstructured{}
+	}
+	switch a := action.(type) {
+	case clienttesting.ListActionImpl:
+		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigrationList"}}
+		names := make([]string, 0, len(f.svms))
+		for n := range f.svms {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			list.Items = append(list.Items, *f.svms[n].DeepCopy())
+		}
+		return list, nil
+	case clienttesting.GetActionImpl:
+		u, ok := f.svms[a.GetName()]
+		if !ok {
+			return nil, apierrors.NewNotFound(SVMResource.GroupResource(), a.GetName())
+		}
+		return u.DeepCopy(), nil
+	case clienttesting.CreateActionImpl:
+		u := a.GetObject().(*unstructured.Unstructured).DeepCopy()
+		if u.GetName() == "" {
+			f.svmSeq++
+			u.SetName(u.GetGenerateName() + strconv.Itoa(f.svmSeq))
+		}
+		f.rv++
+		u.SetResourceVersion(strconv.Itoa(f.rv))
+		u.SetCreationTimestamp(metav1.Now())
+		f.svms[u.GetName()] = u
+		if f.migrator != nil {
+			go f.migrator(u.GetName())
+		}
+		return u.DeepCopy(), nil
+	case clienttesting.UpdateActionImpl:
+		u := a.GetObject().(*unstructured.Unstructured)
+		old, ok := f.svms[u.GetName()]
+		if !ok {
+			return nil, apierrors.NewNotFound(SVMResource.GroupResource(), u.GetName())
+		}
+		if u.GetResourceVersion() != old.GetResourceVersion() {
+			return nil, apierrors.NewConflict(SVMResource.GroupResource(), u.GetName(), errors.New("the object has been modified"))
+		}
+		next := old.DeepCopy()
+		next.Object["status"] = runtime.DeepCopyJSONValue(u.Object["status"])
+		f.rv++
+		next.SetResourceVersion(strconv.Itoa(f.rv))
+		f.svms[u.GetName()] = next
+		if svm, err := svmFromUnstructured(next.Object); err == nil && svmFinished(svm) {
+			f.endMigration(u.GetName(), meta.IsStatusConditionTrue(svm.Status.Conditions, string(svmv1.MigrationSucceeded)))
+		}
+		return next.DeepCopy(), nil
+	case clienttesting.DeleteActionImpl:
+		if _, ok := f.svms[a.GetName()]; !ok {
+			return nil, apierrors.NewNotFound(SVMResource.GroupResource(), a.GetName())
+		}
+		delete(f.svms, a.GetName())
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected storageversionmigration action %T", action)
+}
+
+// svm returns a StorageVersionMigration as stored.
+func (f *fakeAPI) svm(name string) *svmv1.StorageVersionMigration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, ok := f.svms[name]
+	if !ok {
+		return nil
+	}
+	svm, err := svmFromUnstructured(u.Object)
+	if err != nil {
+		panic(err)
+	}
+	return svm
+}
+
+// setSVMStatus changes a migration's status as its controller would;
+// false if it is gone or finished.
+func (f *fakeAPI) setSVMStatus(name string, edit func(*svmv1.StorageVersionMigrationStatus)) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, ok := f.svms[name]
+	if !ok {
+		return false
+	}
+	svm, err := svmFromUnstructured(u.Object)
+	if err != nil {
+		panic(err)
+	}
+	if svmFinished(svm) {
+		return false
+	}
+	edit(&svm.Status)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(svm)
+	if err != nil {
+		panic(err)
+	}
+	f.rv++
+	next := &unstructured.Unstructured{Object: m}
+	next.SetResourceVersion(strconv.Itoa(f.rv))
+	f.svms[name] = next
+	return true
+}
+
+// fakeMigrator is the cluster's migrator as the fake plays it: it takes a
+// migration up (Running, the CRD's StorageMigrating condition), rewrites
+// every object at the storage version, except that from an object named
+// in failOn on it retries a transient error for ever (as a conversion
+// webhook failing makes it do); then Succeeded, the condition False and
+// storedVersions pruned if the CRD's generation did not change.
+func (f *fakeAPI) fakeMigrator(failOn string) func(name string) {
+	return func(name string) {
+		time.Sleep(5 * time.Millisecond)
+		f.mu.Lock()
+		gen := f.crd.Generation
+		if f.svmGen == nil {
+			f.svmGen = map[string]int64{}
+		}
+		f.svmGen[name] = gen
+		setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionTrue,
+			Reason: "MigrationRunning", Message: "Migration " + name + " is running"})
+		f.rv++
+		f.crd.ResourceVersion = strconv.Itoa(f.rv)
+		rv := strconv.Itoa(f.rv)
+		f.mu.Unlock()
+		f.setSVMStatus(name, func(st *svmv1.StorageVersionMigrationStatus) {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning), Status: metav1.ConditionTrue, Reason: "MigrationRunning", Message: "The migration is running"})
+			st.ResourceVersion = rv
+		})
+		f.waitCache(rv)
+		f.mu.Lock()
+		keys := make([]string, 0, len(f.objs))
+		for k := range f.objs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		storage := f.storage()
+		for i, k := range keys {
+			if failOn != "" && strings.HasSuffix(k, "/"+failOn) {
+				f.mu.Unlock()
+				f.setSVMStatus(name, func(st *svmv1.StorageVersionMigrationStatus) {
+					meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning), Status: metav1.ConditionTrue, Reason: "MigrationRunning",
+						Message: fmt.Sprintf("The migration is running, %d/%d objects not yet migrated; transient error: Internal error occurred: conversion webhook for example.com/v1alpha1, Kind=Widget failed: injected", len(keys)-i, len(keys))})
+				})
+				return // retried for ever
+			}
+			if f.stored[k] != storage {
+				f.rv++
+				unstructured.SetNestedField(f.objs[k], strconv.Itoa(f.rv), "metadata", "resourceVersion")
+				f.stored[k] = storage
+				f.writes[k]++
+				f.writeLog = append(f.writeLog, "migrator "+k)
+				for _, w := range f.watchers {
+					w.Modify(f.at(f.objs[k], storage))
+				}
+			}
+		}
+		f.mu.Unlock()
+		f.setSVMStatus(name, func(st *svmv1.StorageVersionMigrationStatus) {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning), Status: metav1.ConditionFalse, Reason: "MigrationCompleted", Message: "Migration completed"})
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(svmv1.MigrationSucceeded), Status: metav1.ConditionTrue, Reason: "StorageVersionMigrationSucceeded", Message: "Migration completed"})
+		})
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.endMigration(name, true)
+	}
+}
+
+// waitCache waits, with cacheLag set, until an object was written after
+// rv or cacheLag passed (bookmarked).
+func (f *fakeAPI) waitCache(rv string) {
+	if f.cacheLag == 0 {
+		return
+	}
+	since, _ := strconv.Atoi(rv)
+	for deadline := time.Now().Add(f.cacheLag); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		for _, o := range f.objs {
+			s, _, _ := unstructured.NestedString(o, "metadata", "resourceVersion")
+			if n, _ := strconv.Atoi(s); n > since {
+				f.mu.Unlock()
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			f.bookmarked = true
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+	}
+}
+
+// endMigration is the runner's end of a migration (f.mu held): the CRD's
+// condition False and, if the generation did not change since the
+// migration began, storedVersions pruned — even when it failed, as
+// Kubernetes 1.37 does.
+func (f *fakeAPI) endMigration(name string, succeeded bool) {
+	c := migratingCondition(f.crd)
+	if c == nil || migrationInMessage(c.Message) != name {
+		return
+	}
+	reason := "MigrationFailed"
+	if succeeded {
+		reason = "MigrationSucceeded"
+	}
+	setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: reason})
+	if gen, ok := f.svmGen[name]; ok && gen == f.crd.Generation {
+		f.crd.Status.StoredVersions = []string{f.storage()}
+	}
+	f.rv++
+	f.crd.ResourceVersion = strconv.Itoa(f.rv)
+}
+
+func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
+	c.LastTransitionTime = metav1.Now()
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == c.Type {
+			crd.Status.Conditions[i] = c
+			return
+		}
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, c)
 }
 
 // editCRD changes the CRD as another client would.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -84,13 +85,34 @@ type Options struct {
 	// Progress, when set, is called after every object (from several
 	// goroutines, but never concurrently) with the counts so far.
 	Progress func(Progress)
+	// Engine chooses who rewrites the objects: EngineClient (the zero
+	// value), EngineCluster or EngineAuto. Result.Engine says which did.
+	Engine Engine
+	// ClusterStart bounds the wait for the cluster's migrator to take up
+	// the StorageVersionMigration (its Running condition) before it is
+	// deemed not running: the migration is then deleted, and EngineAuto
+	// uses the client engine (default DefaultClusterStart).
+	ClusterStart time.Duration
+	// ClusterStuck is how long a cluster migration may go without progress
+	// while the migrator retries an error (a conversion webhook failing)
+	// before it is stopped with a *StuckError (default
+	// DefaultClusterStuck); without a retried error, ten times as long.
+	ClusterStuck time.Duration
+	// ClusterSample bounds the objects a stuck cluster migration reads to
+	// find the one that fails (default DefaultClusterSample).
+	ClusterSample int
+	// Backup, when set, receives a backup of the objects (WriteBackup's
+	// format, of the run's namespace and selection), written before the
+	// first write; the run does not start if it fails.
+	Backup io.Writer
 	// Logger receives one record per retry and per page (nil: silent).
 	Logger *slog.Logger
 	// Registerer receives the metrics hubspoke_migrate_objects_total
 	// {result} and hubspoke_migrate_retries_total{reason} (nil: none).
 	Registerer prometheus.Registerer
 
-	sleep sleepFunc // tests replace it
+	sleep sleepFunc     // tests replace it
+	poll  time.Duration // how often a cluster migration is read; tests shorten it
 }
 
 // Progress counts the objects of a run.
@@ -117,6 +139,9 @@ type Progress struct {
 	// errors retried.
 	Conflicts int `json:"conflicts"`
 	Retries   int `json:"retries"`
+	// ManagedFieldsCleaned counts the objects whose managedFields entries
+	// of versions no longer served (or dropped) were removed.
+	ManagedFieldsCleaned int `json:"managedFieldsCleaned,omitempty"`
 }
 
 // Result is the outcome of Migrate.
@@ -124,9 +149,19 @@ type Result struct {
 	CRD            string
 	StorageVersion string
 	Progress
-	// CRDResourceVersion is the CRD's resourceVersion when the run began
-	// (for a resumed run: when the first run began).
+	// Engine is the engine that rewrote the objects; Migration the
+	// StorageVersionMigration of the cluster engine.
+	Engine    Engine
+	Migration string
+	// Notes say what the run chose and why (EngineAuto's choice, a stale
+	// StorageMigrating condition).
+	Notes []string
+	// Backup describes the backup written first (Options.Backup).
+	Backup *BackupResult
+	// CRDResourceVersion and CRDGeneration are the CRD's when the run
+	// began (for a resumed run: when the first run began).
 	CRDResourceVersion string
+	CRDGeneration      int64
 	// Pruned tells whether status.storedVersions was set to
 	// StoredVersions; PruneMessage says why not when it was not.
 	Pruned         bool
@@ -197,14 +232,24 @@ type run struct {
 	mu   sync.Mutex
 	prog Progress
 
-	saved      bool        // the checkpoint file holds this run's progress
-	allCurrent bool        // storedVersions is the storage version alone
-	contacted  atomic.Bool // the API server has answered once
+	saved       bool        // the checkpoint file holds this run's progress
+	allCurrent  bool        // storedVersions is the storage version alone
+	contacted   atomic.Bool // the API server has answered once
+	cleanupOnly bool        // write only objects whose managedFields entries go
 }
 
 // Migrate re-encodes every object of opts.CRD at its storage version and,
 // with opts.Prune, then prunes status.storedVersions. On error the Result
 // holds the counts so far; an error about one object is an *ObjectError.
+//
+// Before the first write it refuses while another migration of the CRD's
+// resource is under way (*BusyError), checks the conversion webhook on a
+// sample object (*WebhookError), and writes opts.Backup. opts.Engine
+// chooses who rewrites the objects: hubspoke (EngineClient) or the
+// cluster's storage version migrator (EngineCluster, EngineAuto), whose
+// migration is followed to its end, a stuck one stopped with a
+// *StuckError. Either way, managedFields entries of versions the CRD no
+// longer serves are removed afterwards.
 func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.Client == nil {
@@ -224,6 +269,24 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.ListOnly {
 		opts.DryRun = true
+	}
+	if opts.Engine == "" {
+		opts.Engine = EngineClient
+	}
+	if _, err := ParseEngine(string(opts.Engine)); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if opts.ClusterStart <= 0 {
+		opts.ClusterStart = DefaultClusterStart
+	}
+	if opts.ClusterStuck <= 0 {
+		opts.ClusterStuck = DefaultClusterStuck
+	}
+	if opts.ClusterSample <= 0 {
+		opts.ClusterSample = DefaultClusterSample
+	}
+	if opts.poll <= 0 {
+		opts.poll = 250 * time.Millisecond
 	}
 	if _, err := labels.Parse(opts.LabelSelector); err != nil {
 		return nil, fmt.Errorf("migrate: label selector %q: %w", opts.LabelSelector, err)
@@ -260,7 +323,7 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 	for _, v := range opts.DropManagedFields {
 		r.drop[r.crd.Spec.Group+"/"+v] = true
 	}
-	res := &Result{CRD: opts.CRD, StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion, StoredVersions: r.crd.Status.StoredVersions}
+	res := &Result{CRD: opts.CRD, StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion, CRDGeneration: r.crd.Generation, StoredVersions: r.crd.Status.StoredVersions}
 	finish := func(err error) (*Result, error) {
 		r.mu.Lock()
 		res.Progress = r.prog
@@ -272,7 +335,25 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 
-	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion}
+	// Before anything is written: no other migration under way, and the
+	// webhook converts.
+	var note string
+	if err := r.retry(ctx, "list storageversionmigrations", func() error {
+		var err error
+		note, err = checkNotBusy(ctx, opts.Client, r.crd)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	if err := r.checkWebhook(ctx); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
+	}
+
+	cp := &Checkpoint{CRD: opts.CRD, Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, UID: string(r.crd.UID), StorageVersion: r.storage, CRDResourceVersion: r.crd.ResourceVersion, CRDGeneration: r.crd.Generation}
+	resumable := false
 	if opts.Checkpoint != "" && !opts.DryRun {
 		// Before the first write: a run that cannot save its progress
 		// must not start.
@@ -285,15 +366,65 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		case err != nil:
 			return nil, fmt.Errorf("migrate %s: %w", opts.CRD, err)
 		case old == nil:
-		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.LabelSelector != cp.LabelSelector || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDResourceVersion != cp.CRDResourceVersion:
+		case old.CRD != cp.CRD || old.Namespace != cp.Namespace || old.LabelSelector != cp.LabelSelector || old.UID != cp.UID || old.StorageVersion != cp.StorageVersion || old.CRDGeneration != cp.CRDGeneration:
 			r.log.Info("migrate: checkpoint is for another state of the crd, starting over", "checkpoint", opts.Checkpoint,
-				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdResourceVersion", old.CRDResourceVersion)
+				"crd", old.CRD, "storageVersion", old.StorageVersion, "crdGeneration", old.CRDGeneration)
 		default:
 			cp = old
-			r.saved = true
-			r.prog.Resumed = cp.Done
-			r.log.Info("migrate: resuming", "checkpoint", opts.Checkpoint, "done", cp.Done, "after", cp.LastKey)
+			resumable = true
+			res.CRDResourceVersion = cp.CRDResourceVersion
 		}
+	}
+
+	engine := opts.Engine
+	if engine != EngineClient {
+		why := clusterOnlyConflicts(opts, resumable)
+		switch {
+		case why != "" && engine == EngineCluster:
+			return nil, fmt.Errorf("migrate %s: the cluster engine cannot do this run: %s (use the client engine)", opts.CRD, why)
+		case why != "":
+			engine = EngineClient
+			res.Notes = append(res.Notes, "client engine: the cluster's migrator cannot be used, "+why)
+		}
+	}
+
+	if opts.Backup != nil {
+		bres, err := WriteBackup(ctx, opts.Backup, BackupOptions{CRD: opts.CRD, Client: opts.Client, Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, PageSize: opts.PageSize})
+		if err != nil {
+			return nil, fmt.Errorf("migrate %s: backup: %w; nothing written", opts.CRD, err)
+		}
+		res.Backup = bres
+	}
+
+	if engine != EngineClient {
+		err := r.migrateCluster(ctx, res)
+		var cu *clusterUnavailable
+		switch {
+		case errors.As(err, &cu) && engine == EngineAuto:
+			res.Notes = append(res.Notes, "client engine: "+cu.Error())
+			res.Migration = ""
+			r.mu.Lock()
+			r.prog = Progress{}
+			r.mu.Unlock()
+		case err != nil:
+			res.Engine = EngineCluster
+			return finish(fmt.Errorf("migrate %s: %w", opts.CRD, err))
+		default:
+			res.Engine = EngineCluster
+			if err := r.finishCluster(ctx, res); err != nil {
+				return finish(err)
+			}
+			if err := r.cleanManagedFields(ctx); err != nil {
+				return finish(err)
+			}
+			return finish(nil)
+		}
+	}
+	res.Engine = EngineClient
+	if resumable {
+		r.saved = true
+		r.prog.Resumed = cp.Done
+		r.log.Info("migrate: resuming", "checkpoint", opts.Checkpoint, "done", cp.Done, "after", cp.LastKey)
 	}
 	if !cp.Complete {
 		if err := r.migrateAll(ctx, cp); err != nil {
@@ -322,6 +453,22 @@ func Migrate(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	return finish(nil)
+}
+
+// cleanManagedFields removes, after a cluster migration, the managedFields
+// entries of versions the CRD no longer serves (and of
+// opts.DropManagedFields) from the objects that have some: a PUT of each
+// such object, as the client engine does in its own writes.
+func (r *run) cleanManagedFields(ctx context.Context) error {
+	if len(r.drop) == 0 && len(servedVersions(r.crd)) == len(r.crd.Spec.Versions) {
+		return nil // no entry can name a version to drop
+	}
+	r.cleanupOnly = true
+	defer func() { r.cleanupOnly = false }()
+	opts := r.opts
+	r.opts.Checkpoint = ""
+	defer func() { r.opts = opts }()
+	return r.migrateAll(ctx, &Checkpoint{})
 }
 
 // page is one LIST answer, or the items of a page found another way.
@@ -586,6 +733,9 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 			}
 			obj, fresh = got, false
 		}
+		if r.cleanupOnly && !r.hasEntriesToDrop(obj) {
+			return nil
+		}
 		dropped := r.dropManagedFields(obj)
 		var (
 			out *unstructured.Unstructured
@@ -596,6 +746,14 @@ func (r *run) migrateOne(ctx context.Context, obj *unstructured.Unstructured, fr
 			out, err = client.Update(ctx, obj, updateOpts)
 		}
 		if err == nil {
+			if dropped && !r.opts.DryRun {
+				r.mu.Lock()
+				r.prog.ManagedFieldsCleaned++
+				r.mu.Unlock()
+			}
+			if r.cleanupOnly {
+				return nil
+			}
 			switch {
 			case r.opts.DryRun && r.allCurrent && !dropped:
 				// Every object is stored at the storage version already
@@ -736,6 +894,17 @@ func (r *run) dropManagedFields(obj *unstructured.Unstructured) bool {
 	}
 	obj.SetManagedFields(kept)
 	return true
+}
+
+// hasEntriesToDrop tells whether obj has a managedFields entry that
+// dropManagedFields removes.
+func (r *run) hasEntriesToDrop(obj *unstructured.Unstructured) bool {
+	for _, e := range obj.GetManagedFields() {
+		if r.dropEntry(e.APIVersion) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) dropEntry(apiVersion string) bool {

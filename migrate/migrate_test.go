@@ -163,17 +163,39 @@ func TestMigrate(t *testing.T) {
 			want: want{err: "object default/w-002: giving up after 3 retries"},
 		},
 		{
-			name: "crd edited during the run: nothing pruned",
+			name: "crd spec edited during the run: nothing pruned",
 			setup: func(f *fakeAPI) {
 				var once sync.Once
 				f.beforeUpdate = func(key string, n int) error {
 					once.Do(func() {
-						f.editCRD(func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"edited": "yes"} })
+						f.editCRD(func(c *apiextensionsv1.CustomResourceDefinition) {
+							c.Spec.Versions[0].Deprecated = true
+							c.Generation++
+						})
 					})
 					return nil
 				}
 			},
 			want: want{rewritten: 25, pruned: false},
+		},
+		{
+			// The cluster's migrator writes its StorageMigrating condition,
+			// anyone may label the CRD: its resourceVersion changes, not
+			// what is stored where.
+			name: "crd status and labels changed during the run: pruned",
+			setup: func(f *fakeAPI) {
+				var once sync.Once
+				f.beforeUpdate = func(key string, n int) error {
+					once.Do(func() {
+						f.editCRD(func(c *apiextensionsv1.CustomResourceDefinition) {
+							c.Labels = map[string]string{"edited": "yes"}
+							setCRDCondition(c, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: "MigrationSucceeded"})
+						})
+					})
+					return nil
+				}
+			},
+			want: want{rewritten: 25, pruned: true},
 		},
 	}
 	for _, tt := range tests {
@@ -372,7 +394,7 @@ func TestMigrateCheckpointExpiredContinue(t *testing.T) {
 	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
 	f.add("default", 15, "v1alpha1")
 	cpPath := filepath.Join(t.TempDir(), "cp.json")
-	cp := &Checkpoint{CRD: "widgets.example.com", UID: "crd-uid", StorageVersion: "v1", CRDResourceVersion: "1",
+	cp := &Checkpoint{CRD: "widgets.example.com", UID: "crd-uid", StorageVersion: "v1", CRDResourceVersion: "1", CRDGeneration: 1,
 		Continue: "default/w-010", LastKey: "default/w-009", Done: 10}
 	if err := cp.Save(cpPath); err != nil {
 		t.Fatal(err)
@@ -522,18 +544,37 @@ func TestBackoffDelay(t *testing.T) {
 	}
 }
 
-func TestPruneConflictSaysWhy(t *testing.T) {
+// TestPruneGuard: Prune compares the CRD's generation and storage version
+// with those the migration began with, not its resourceVersion: a spec
+// change stops it and says what changed; a status or metadata change (the
+// cluster's migrator's condition) does not, and a status written between
+// its read and its write is read again.
+func TestPruneGuard(t *testing.T) {
 	tests := []struct {
-		name string
-		edit func(*apiextensionsv1.CustomResourceDefinition)
-		want string
+		name   string
+		edit   func(*apiextensionsv1.CustomResourceDefinition)
+		race   bool // edit between Prune's read and its write
+		pruned bool
+		want   string
 	}{
-		{"storage version switched", func(c *apiextensionsv1.CustomResourceDefinition) {
+		{name: "storage version switched", edit: func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Storage, c.Spec.Versions[1].Storage = true, false
 			c.Generation++
-		}, "storage version v1 then, v1alpha1 now"},
-		{"spec edited", func(c *apiextensionsv1.CustomResourceDefinition) { c.Generation++ }, "spec generation 1 then, 2 now"},
-		{"metadata edited", func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"a": "b"} }, "metadata or status only"},
+		}, want: "storage version v1 then, v1alpha1 now"},
+		{name: "spec edited", edit: editShortNames, want: "generation 1 then, 2 now; its spec changed"},
+		{name: "caBundle rotated", edit: func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion.Webhook.ClientConfig.CABundle = []byte("new CA")
+			c.Generation++
+		}, pruned: true, want: "storedVersions set to [v1]"},
+		{name: "deleted and created again", edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.UID = "other" }, want: "deleted and created again"},
+		{name: "metadata edited", edit: func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = map[string]string{"a": "b"} }, pruned: true, want: "storedVersions set to [v1] (dropped [v1alpha1])"},
+		{name: "condition written by the cluster's migrator", edit: func(c *apiextensionsv1.CustomResourceDefinition) {
+			setCRDCondition(c, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionTrue, Message: "Migration m is running"})
+		}, pruned: true, want: "storedVersions set to [v1]"},
+		{name: "status written between the read and the write", race: true, edit: func(c *apiextensionsv1.CustomResourceDefinition) {
+			setCRDCondition(c, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse})
+		}, pruned: true, want: "storedVersions set to [v1]"},
+		{name: "spec edited between the read and the write", race: true, edit: editShortNames, want: "generation 1 then, 2 now"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -543,16 +584,30 @@ func TestPruneConflictSaysWhy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.editCRD(tt.edit)
+			if tt.race {
+				calls := 0
+				f.beforeCRD = func() error {
+					if calls++; calls == 2 { // Prune's GET was the first
+						f.editCRD(tt.edit)
+					}
+					return nil
+				}
+			} else {
+				f.editCRD(tt.edit)
+			}
 			pr, err := Prune(context.Background(), c, seen)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pr.Pruned || !strings.Contains(pr.Message, tt.want) {
-				t.Errorf("Prune = %+v, want not pruned with a message containing %q", pr, tt.want)
+			if pr.Pruned != tt.pruned || !strings.Contains(pr.Message, tt.want) {
+				t.Errorf("Prune = %+v, want pruned %v with a message containing %q", pr, tt.pruned, tt.want)
 			}
-			if len(f.crd.Status.StoredVersions) != 2 {
-				t.Errorf("storedVersions = %v", f.crd.Status.StoredVersions)
+			want := []string{"v1alpha1", "v1"}
+			if tt.pruned {
+				want = []string{"v1"}
+			}
+			if diff := cmp.Diff(want, f.crd.Status.StoredVersions); diff != "" {
+				t.Errorf("storedVersions (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -979,4 +1034,10 @@ func TestMigrateUntrustedCertificate(t *testing.T) {
 	if n := conns.Load(); n != 1 || len(s.waits) != 0 {
 		t.Errorf("%d connections and waits %v, want one connection and no retry", n, s.waits)
 	}
+}
+
+// editShortNames changes the CRD's spec as another client would.
+func editShortNames(c *apiextensionsv1.CustomResourceDefinition) {
+	c.Spec.Names.ShortNames = append(c.Spec.Names.ShortNames, "wd")
+	c.Generation++
 }

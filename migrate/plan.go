@@ -217,11 +217,16 @@ func PlanUpgrade(ctx context.Context, target *apiextensionsv1.CustomResourceDefi
 		},
 		gates: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) []Gate {
 			next := serveTarget(live, target, liveStorage)
-			return []Gate{oneStorageGate(live), p.acceptedGate(ctx, next), p.checkGate(ctx, next), p.probeGate(ctx, live, target)}
+			serve := func(now *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+				return serveTarget(now, target, liveStorage)
+			}
+			return []Gate{oneStorageGate(live), p.acceptedGate(ctx, live, serve), p.checkGate(ctx, next), p.probeGate(ctx, live, target)}
 		},
 		run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-			next := serveTarget(live, target, liveStorage)
-			if _, err := updateCRD(ctx, p.client, next); err != nil {
+			next, err := editCRD(ctx, p.client, live, func(now *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+				return serveTarget(now, target, liveStorage)
+			})
+			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("served %v", servedVersions(next)), nil
@@ -238,13 +243,15 @@ func PlanUpgrade(ctx context.Context, target *apiextensionsv1.CustomResourceDefi
 				return []Gate{notStoredGate("no object stored in a version being unserved", live, unserve)}
 			},
 			run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-				next := live.DeepCopy()
-				for i := range next.Spec.Versions {
-					if slices.Contains(unserve, next.Spec.Versions[i].Name) {
-						next.Spec.Versions[i].Served = false
+				_, err := editCRD(ctx, p.client, live, func(next *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+					for i := range next.Spec.Versions {
+						if slices.Contains(unserve, next.Spec.Versions[i].Name) {
+							next.Spec.Versions[i].Served = false
+						}
 					}
-				}
-				if _, err := updateCRD(ctx, p.client, next); err != nil {
+					return next
+				})
+				if err != nil {
 					return "", err
 				}
 				// Drop their managedFields entries before they are removed.
@@ -266,14 +273,17 @@ func PlanUpgrade(ctx context.Context, target *apiextensionsv1.CustomResourceDefi
 				return []Gate{notStoredGate("no version removed while still in storedVersions", live, removed)}
 			},
 			run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-				next := live.DeepCopy()
-				next.Spec = *target.Spec.DeepCopy()
-				if next.Spec.Conversion != nil && next.Spec.Conversion.Webhook != nil && next.Spec.Conversion.Webhook.ClientConfig != nil &&
-					len(next.Spec.Conversion.Webhook.ClientConfig.CABundle) == 0 && live.Spec.Conversion != nil && live.Spec.Conversion.Webhook != nil &&
-					live.Spec.Conversion.Webhook.ClientConfig != nil {
-					next.Spec.Conversion.Webhook.ClientConfig.CABundle = live.Spec.Conversion.Webhook.ClientConfig.CABundle
-				}
-				if _, err := updateCRD(ctx, p.client, next); err != nil {
+				_, err := editCRD(ctx, p.client, live, func(now *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+					next := now.DeepCopy()
+					next.Spec = *target.Spec.DeepCopy()
+					if next.Spec.Conversion != nil && next.Spec.Conversion.Webhook != nil && next.Spec.Conversion.Webhook.ClientConfig != nil &&
+						len(next.Spec.Conversion.Webhook.ClientConfig.CABundle) == 0 && now.Spec.Conversion != nil && now.Spec.Conversion.Webhook != nil &&
+						now.Spec.Conversion.Webhook.ClientConfig != nil {
+						next.Spec.Conversion.Webhook.ClientConfig.CABundle = now.Spec.Conversion.Webhook.ClientConfig.CABundle
+					}
+					return next
+				})
+				if err != nil {
 					return "", err
 				}
 				return "the crd is now the target", nil
@@ -347,15 +357,17 @@ func PlanRollback(ctx context.Context, crdName, version string, opts PlanOptions
 			return []Gate{g, oneStorageGate(live)}
 		},
 		run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-			next := live.DeepCopy()
-			if v := findVersion(next, version); v != nil {
-				v.Served = true
-			} else {
-				d := *def.DeepCopy()
-				d.Served, d.Storage = true, false
-				next.Spec.Versions = append(next.Spec.Versions, d)
-			}
-			if _, err := updateCRD(ctx, p.client, next); err != nil {
+			_, err := editCRD(ctx, p.client, live, func(next *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+				if v := findVersion(next, version); v != nil {
+					v.Served = true
+				} else {
+					d := *def.DeepCopy()
+					d.Served, d.Storage = true, false
+					next.Spec.Versions = append(next.Spec.Versions, d)
+				}
+				return next
+			})
+			if err != nil {
 				return "", err
 			}
 			return "served " + version, nil
@@ -485,11 +497,13 @@ func (p *Plan) addStorageSteps(v string) {
 			return []Gate{g, oneStorageGate(live)}
 		},
 		run: func(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
-			next := live.DeepCopy()
-			for i := range next.Spec.Versions {
-				next.Spec.Versions[i].Storage = next.Spec.Versions[i].Name == v
-			}
-			if _, err := updateCRD(ctx, p.client, next); err != nil {
+			_, err := editCRD(ctx, p.client, live, func(next *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+				for i := range next.Spec.Versions {
+					next.Spec.Versions[i].Storage = next.Spec.Versions[i].Name == v
+				}
+				return next
+			})
+			if err != nil {
 				return "", err
 			}
 			settle := p.opts.Settle
@@ -555,9 +569,11 @@ func (p *Plan) migrate(ctx context.Context, drop []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if seen.ResourceVersion != res.CRDResourceVersion {
+	// Its status may change (the cluster's migrator's condition); its
+	// spec and storage version must not have.
+	if s, _ := storageVersion(seen); seen.Generation != res.CRDGeneration || s != res.StorageVersion {
 		p.seen = nil
-		return nil, fmt.Errorf("crd %s changed during the migration (resourceVersion %s then, %s now): run the plan again", p.CRD, res.CRDResourceVersion, seen.ResourceVersion)
+		return nil, fmt.Errorf("crd %s changed during the migration (generation %d then, %d now; storage version %s then, %s now): run the plan again", p.CRD, res.CRDGeneration, seen.Generation, res.StorageVersion, s)
 	}
 	p.seen = seen
 	return res, nil
@@ -573,10 +589,35 @@ func (p *Plan) measure(ctx context.Context) error {
 		s.Done = s.done(live)
 		s.Gates = nil
 		if !s.Done {
-			s.Gates = s.gates(ctx, live)
+			s.Gates = p.stepGates(ctx, s, live)
 		}
 	}
 	return nil
+}
+
+// stepGates measures a step's gates; a step that changes the cluster also
+// has the gate that no storage migration is under way.
+func (p *Plan) stepGates(ctx context.Context, s *Step, live *apiextensionsv1.CustomResourceDefinition) []Gate {
+	gates := s.gates(ctx, live)
+	if s.run != nil {
+		gates = append(gates, p.notBusyGate(ctx, live))
+	}
+	return gates
+}
+
+// notBusyGate fails while a storage migration of the CRD's resource is
+// under way: a StorageVersionMigration not finished, or the CRD's
+// StorageMigrating condition (Kubernetes' own migrator, 1.37).
+func (p *Plan) notBusyGate(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) Gate {
+	g := Gate{Name: "no storage migration under way", State: GatePass}
+	note, err := checkNotBusy(ctx, p.client, live)
+	switch {
+	case err != nil:
+		failGate(&g, err)
+	case note != "":
+		g.Detail = note
+	}
+	return g
 }
 
 // Execute runs the steps in order. First, before anything changes, every
@@ -608,7 +649,7 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer) error {
 			continue
 		}
 		if changed {
-			s.Gates = s.gates(ctx, live)
+			s.Gates = p.stepGates(ctx, s, live)
 		}
 		if failing := append(gatesIn(s.Gates, GateFail), gatesIn(s.Gates, GatePending)...); len(failing) > 0 {
 			return &StepError{Step: i + 1, Name: s.Name, Gates: failing}
@@ -717,13 +758,14 @@ func serveTarget(live, target *apiextensionsv1.CustomResourceDefinition, liveSto
 }
 
 // acceptedGate asks the API server, with a server-side dry run, whether it
-// would take next in place of the live CRD: a CRD it refuses (a default
-// its schema rejects, a CEL rule over its cost budget) is found before the
-// plan changes anything, with the API server's own judgement (ratcheting
-// against the live CRD included).
-func (p *Plan) acceptedGate(ctx context.Context, next *apiextensionsv1.CustomResourceDefinition) Gate {
+// would take the CRD changed by edit (as editCRD writes it) in place of
+// the live one: a CRD it refuses (a default its schema rejects, a CEL rule
+// over its cost budget) is found before the plan changes anything, with
+// the API server's own judgement (ratcheting against the live CRD
+// included).
+func (p *Plan) acceptedGate(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition, edit func(*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition) Gate {
 	g := Gate{Name: "the API server accepts the updated crd (server dry run)", State: GatePass}
-	if _, err := updateCRD(ctx, p.client, next, metav1.DryRunAll); err != nil {
+	if _, err := editCRD(ctx, p.client, live, edit, metav1.DryRunAll); err != nil {
 		failGate(&g, err)
 	}
 	return g

@@ -5,13 +5,18 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -279,4 +284,209 @@ func TestPlanUpgradeRefusedCRD(t *testing.T) {
 	if f.crd.Generation != generation || f.crd.Spec.Versions[1].Served {
 		t.Errorf("the CRD changed although step 2's gate failed: generation %d, v1 served %v", f.crd.Generation, f.crd.Spec.Versions[1].Served)
 	}
+}
+
+// TestPlanWaitsForStorageMigration: while the cluster's migrator runs a
+// migration of the resource (the CRD's StorageMigrating condition), every
+// step that changes something has a failing gate, and Execute changes
+// nothing; once it ended, the plan runs.
+func TestPlanWaitsForStorageMigration(t *testing.T) {
+	f := newFakeAPI("v1", []string{"v1alpha1", "v1"}, "v1alpha1", "v1")
+	f.add("default", 6, "v1alpha1")
+	f.migrator = f.fakeMigrator("w-003") // stays Running
+	opts := PlanOptions{Client: f.client(), Prober: &fakeProber{}, Settle: time.Millisecond,
+		Check: func(context.Context, *apiextensionsv1.CustomResourceDefinition) error { return nil }}
+	if _, err := opts.Client.Resource(SVMResource).Create(context.Background(), clusterSVM(), createOpts()); err != nil {
+		t.Fatal(err)
+	}
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		running = migratingCondition(f.crd) != nil
+		f.mu.Unlock()
+	}
+	plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "[fail] no storage migration under way: a storage migration of crd widgets.example.com is under way (StorageVersionMigration theirs-1") {
+		t.Errorf("plan:\n%s", text.String())
+	}
+	generation := f.crd.Generation
+	err = plan.Execute(context.Background(), &text)
+	var se *StepError
+	if !errors.As(err, &se) || !se.BeforeStart || !strings.Contains(err.Error(), "under way") {
+		t.Fatalf("Execute: %v, want a StepError before the start, saying a migration is under way", err)
+	}
+	if f.crd.Generation != generation {
+		t.Errorf("the CRD changed while a migration ran")
+	}
+	// The migration ends (it failed): the plan runs.
+	f.setSVMStatus("theirs-1", func(st *svmv1.StorageVersionMigrationStatus) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Failed", Status: metav1.ConditionTrue, Reason: "X", Message: "x"})
+	})
+	f.mu.Lock()
+	setCRDCondition(f.crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: "MigrationFailed"})
+	f.mu.Unlock()
+	f.migrator = nil
+	if err := plan.Execute(context.Background(), &text); err != nil {
+		t.Fatalf("Execute once the migration ended: %v\n%s", err, text.String())
+	}
+}
+
+func clusterSVM() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+		"metadata": map[string]any{"generateName": "theirs-"},
+		"spec":     map[string]any{"resource": map[string]any{"group": testGroup, "resource": "widgets"}}}}
+}
+
+func createOpts() metav1.CreateOptions { return metav1.CreateOptions{} }
+
+// TestPlanStepWritesFreshCRD: a step writes the CRD as read just before
+// its update, not the copy its gates were measured on. Another client's
+// status or metadata write in between (Kubernetes' migrator's
+// StorageMigrating condition) makes the update conflict, and the step
+// reads the CRD again and writes it; a change of its spec stops the step,
+// nothing written; conflicts without end stop it after MaxCRDConflicts
+// fresh reads.
+func TestPlanStepWritesFreshCRD(t *testing.T) {
+	otherCondition := apiextensionsv1.CustomResourceDefinitionCondition{Type: StorageMigrating, Status: apiextensionsv1.ConditionFalse, Reason: "MigrationSucceeded"}
+	tests := []struct {
+		name string
+		// other is another client's write, made before the n-th update
+		// of the CRD's spec (dry runs and status writes not counted).
+		// other returns false when it writes nothing.
+		other func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool
+		// wantErr is a part of Execute's error; "" wants success.
+		wantErr     string
+		wantChanged bool // a *CRDChangedError
+		wantUpdates int  // spec updates tried
+		wantStorage string
+		// wantGeneration is 2 after one spec write, ours or the other
+		// client's (never both: ours would overwrite theirs).
+		wantGeneration int64
+		wantCABundle   string
+	}{
+		{
+			name: "a status write between the read and the update, once",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				setCRDCondition(crd, otherCondition)
+				return n == 1
+			},
+			wantUpdates: 2, wantStorage: "v1alpha1", wantGeneration: 2,
+		},
+		{
+			name: "the spec changed between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Names.ShortNames = []string{"wd"}
+				crd.Generation++
+				return true
+			},
+			wantErr:     "step 3 (switch the storage version to v1alpha1) failed: nothing written: crd widgets.example.com changed since the step's gates were measured (generation 1 then, 2 now; its spec changed); run the plan again",
+			wantChanged: true, wantUpdates: 1, wantStorage: "v1", wantGeneration: 2,
+		},
+		{
+			name: "the storage version changed between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = true, false
+				crd.Generation++
+				return true
+			},
+			wantErr:     "(generation 1 then, 2 now; storage version v1 then, v1alpha1 now)",
+			wantChanged: true, wantUpdates: 1, wantStorage: "v1alpha1", wantGeneration: 2,
+		},
+		{
+			name: "a caBundle injected between the read and the update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				if n > 1 {
+					return false
+				}
+				crd.Spec.Conversion.Webhook.ClientConfig.CABundle = []byte("injected CA")
+				crd.Generation++
+				return true
+			},
+			wantUpdates: 2, wantStorage: "v1alpha1", wantGeneration: 3, wantCABundle: "injected CA",
+		},
+		{
+			name: "a status write before every update",
+			other: func(crd *apiextensionsv1.CustomResourceDefinition, n int) bool {
+				setCRDCondition(crd, otherCondition)
+				return true
+			},
+			wantErr:     "the object has been modified (still conflicting after 10 fresh reads)",
+			wantUpdates: MaxCRDConflicts + 1, wantStorage: "v1", wantGeneration: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI("v1", []string{"v1"}, "v1alpha1", "v1")
+			f.add("default", 4, "v1")
+			updates := 0
+			f.onCRDUpdate = func(dryRun bool, subresource string) {
+				if dryRun || subresource != "" {
+					return
+				}
+				updates++
+				f.mu.Lock()
+				wrote := tt.other(f.crd, updates)
+				if wrote {
+					f.rv++
+					f.crd.ResourceVersion = strconv.Itoa(f.rv)
+				}
+				f.mu.Unlock()
+			}
+			plan, err := PlanRollback(context.Background(), "widgets.example.com", "v1alpha1", PlanOptions{Client: f.client(), Prober: &fakeProber{}, Settle: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			err = plan.Execute(context.Background(), &out)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Execute: %v\n%s", err, out.String())
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Execute: %v, want an error containing %q", err, tt.wantErr)
+			}
+			var changed *CRDChangedError
+			if errors.As(err, &changed) != tt.wantChanged {
+				t.Errorf("error %v: a *CRDChangedError %v, want %v", err, !tt.wantChanged, tt.wantChanged)
+			}
+			if updates != tt.wantUpdates {
+				t.Errorf("%d updates of the crd's spec, want %d", updates, tt.wantUpdates)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if s, _ := storageVersion(f.crd); s != tt.wantStorage {
+				t.Errorf("storage version %s, want %s", s, tt.wantStorage)
+			}
+			// Nothing another client wrote was overwritten.
+			if f.crd.Generation != tt.wantGeneration {
+				t.Errorf("generation %d, want %d", f.crd.Generation, tt.wantGeneration)
+			}
+			if got := string(f.crd.Spec.Conversion.Webhook.ClientConfig.CABundle); got != tt.wantCABundle {
+				t.Errorf("caBundle %q, want %q", got, tt.wantCABundle)
+			}
+			if tt.wantErr == "" && tt.wantCABundle == "" && findCRDCondition(f.crd, StorageMigrating) == nil {
+				t.Errorf("the other client's condition was overwritten: %+v", f.crd.Status.Conditions)
+			}
+		})
+	}
+}
+
+func findCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
 }

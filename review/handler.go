@@ -324,6 +324,11 @@ func checkContentType(hdr http.Header) string {
 	if ct == "" {
 		return "missing Content-Type: want application/json"
 	}
+	if ct == "application/json" {
+		// What the API server sends: no parameters to parse (parsing
+		// took 5% of a one-object review).
+		return checkContentEncoding(hdr)
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return fmt.Sprintf("invalid Content-Type %q: want application/json", ct)
@@ -334,6 +339,10 @@ func checkContentType(hdr http.Header) string {
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		return fmt.Sprintf("unsupported charset %q: want utf-8", cs)
 	}
+	return checkContentEncoding(hdr)
+}
+
+func checkContentEncoding(hdr http.Header) string {
 	if enc := hdr.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		return fmt.Sprintf("unsupported Content-Encoding %q", enc)
 	}

@@ -15,26 +15,33 @@ import (
 	"strings"
 )
 
-// KubernetesVersion is the release of kube-apiserver a sandbox runs: the
-// one whose client libraries (k8s.io/client-go v0.37.x) hubspoke uses.
+// KubernetesVersion is the release of kube-apiserver (and
+// kube-controller-manager) a sandbox runs: the one whose client libraries
+// (k8s.io/client-go v0.37.x) hubspoke uses.
 const KubernetesVersion = "v1.37.2"
 
 // AssetsEnv names the environment variable that chooses the directory
-// holding the kube-apiserver and etcd binaries. When it is set and the
-// binaries are there (envtest's KUBEBUILDER_ASSETS directory will do),
-// they are used as they are; when they are missing they are built there.
+// holding the kube-apiserver, etcd and kube-controller-manager binaries.
+// When it is set and the binaries are there (envtest's KUBEBUILDER_ASSETS
+// directory will do for kube-apiserver and etcd), they are used as they
+// are; those missing are built there.
 // When it is unset the directory is a per-version directory under the
 // user's cache directory (see [AssetsDir]).
 const AssetsEnv = "HUBSPOKE_SANDBOX_ASSETS"
 
 // The binaries in an assets directory, named as envtest names them.
 const (
-	KubeAPIServerBinary = "kube-apiserver"
-	EtcdBinary          = "etcd"
-	KubectlBinary       = "kubectl"
+	KubeAPIServerBinary         = "kube-apiserver"
+	EtcdBinary                  = "etcd"
+	KubeControllerManagerBinary = "kube-controller-manager"
+	KubectlBinary               = "kubectl"
 )
 
-// assetSource is the Go module kube-apiserver and etcd are built from. Its
+// binaries are the binaries the asset module builds, in the order they are
+// named and moved into place.
+var binaries = []string{KubeAPIServerBinary, EtcdBinary, KubeControllerManagerBinary}
+
+// assetSource is the Go module the binaries are built from. Its
 // go.mod is stored as go.mod.in: a go.mod would make the directory another
 // module, which go:embed refuses, and the directory's name keeps its
 // main packages out of ./... of this module.
@@ -54,7 +61,7 @@ var buildLDFlags = strings.Join([]string{
 }, " ")
 
 // AssetsDir returns the directory that holds (or will hold, once
-// [EnsureAssets] built them) the sandbox's kube-apiserver and etcd: the
+// [EnsureAssets] built them) the sandbox's binaries: the
 // value of HUBSPOKE_SANDBOX_ASSETS if set, else
 // USER_CACHE_DIR/hubspoke/sandbox/KUBERNETES_VERSION-HASH, where HASH
 // covers the module the binaries are built from and how, so that a
@@ -89,24 +96,28 @@ func sourceHash() string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// haveAssets reports whether dir holds both binaries.
-func haveAssets(dir string) bool {
-	for _, name := range []string{KubeAPIServerBinary, EtcdBinary} {
+// missingAssets returns those of names that dir does not hold as
+// executable files.
+func missingAssets(dir string, names []string) []string {
+	var missing []string
+	for _, name := range names {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-			return false
+			missing = append(missing, name)
 		}
 	}
-	return true
+	return missing
 }
 
-// EnsureAssets returns [AssetsDir] once it holds kube-apiserver and etcd,
-// building them first if they are missing: go build of a small module the
+// EnsureAssets returns [AssetsDir] once it holds kube-apiserver, etcd and
+// kube-controller-manager, building those missing first: go build of a
+// small module the
 // sandbox package carries, requiring k8s.io/kubernetes at
 // [KubernetesVersion], with the go command on PATH, the Go module proxy and
 // the user's build cache. A build from an empty cache takes several
-// minutes (6 on two idle cores, 15 to 25 on a loaded machine); later calls
-// return at once. If progress is not nil, EnsureAssets reports there what
+// minutes (8 to 9 on two idle cores, of which kube-controller-manager's own
+// packages take about two and a half; 15 to 30 on a loaded machine); later
+// calls return at once. If progress is not nil, EnsureAssets reports there what
 // it builds and how far it got, with the time elapsed: on a terminal one
 // line rewritten every second, else a line at each step and every 30
 // seconds.
@@ -121,18 +132,18 @@ func haveAssets(dir string) bool {
 // directory also gets a kubectl symlink to it, so that it serves as
 // envtest's KUBEBUILDER_ASSETS.
 func EnsureAssets(ctx context.Context, progress io.Writer) (string, error) {
-	return ensureAssets(ctx, progress, false)
+	return ensureAssets(ctx, progress, false, binaries)
 }
 
-// ensureAssets is EnsureAssets; hint says how to build ahead of time if a
-// build is needed.
-func ensureAssets(ctx context.Context, progress io.Writer, hint bool) (string, error) {
+// ensureAssets is EnsureAssets for the binaries names; hint says how to
+// build ahead of time if a build is needed.
+func ensureAssets(ctx context.Context, progress io.Writer, hint bool, names []string) (string, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return "", err
 	}
-	if !haveAssets(dir) {
-		if err := buildAssets(ctx, dir, progress, hint); err != nil {
+	if len(missingAssets(dir, names)) > 0 {
+		if err := buildAssets(ctx, dir, progress, hint, names); err != nil {
 			return "", err
 		}
 	}

@@ -97,7 +97,7 @@ func TestEnsureAssetsWithoutGo(t *testing.T) {
 	t.Setenv(AssetsEnv, t.TempDir())
 	t.Setenv("PATH", t.TempDir())
 	_, err := EnsureAssets(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), "go command, which is not on PATH") || !strings.Contains(err.Error(), AssetsEnv) {
+	if err == nil || !strings.Contains(err.Error(), "the go command, which is not on PATH") || !strings.Contains(err.Error(), AssetsEnv) {
 		t.Errorf("EnsureAssets without go: %v", err)
 	}
 }
@@ -109,7 +109,7 @@ func TestWriteAssetSource(t *testing.T) {
 	if err := writeAssetSource(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"go.mod", "go.sum", "kube-apiserver/main.go", "etcd/main.go"} {
+	for _, name := range []string{"go.mod", "go.sum", "kube-apiserver/main.go", "etcd/main.go", "kube-controller-manager/main.go"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}

@@ -23,11 +23,11 @@ import (
 // (in CI, before go test), from any module that requires hubspoke.
 const BuildAheadCommand = "go run github.com/hubspoke/hubspoke/cmd/hubspoke sandbox assets"
 
-// buildAssets builds kube-apiserver and etcd into dir, reporting to
-// progress (nil: silently). When hint is set, it says once, before the
-// build, how to build ahead of time. Only ctx's cancellation stops it; its
-// caller chooses whether ctx has a deadline.
-func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool) (err error) {
+// buildAssets builds those of the binaries names that dir lacks,
+// reporting to progress (nil: silently). When hint is set, it says once,
+// before the build, how to build ahead of time. Only ctx's cancellation
+// stops it; its caller chooses whether ctx has a deadline.
+func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool, names []string) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sandbox: assets: %w", err)
 	}
@@ -38,21 +38,25 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 		r.setPhase("waiting for another process's build of the same binaries (it holds " + lock + ")")
 	})
 	if err != nil {
-		return buildError(ctx, fmt.Errorf("lock %s: %w", lock, err), "")
+		return buildError(ctx, fmt.Errorf("lock %s: %w", lock, err), "", names)
 	}
 	defer unlock()
-	if haveAssets(dir) { // built by whoever held the lock before us
+	names = missingAssets(dir, names)
+	if len(names) == 0 { // built by whoever held the lock before us
 		r.mu.Lock()
 		r.done = "built by another process"
 		r.mu.Unlock()
 		return nil
 	}
+	r.mu.Lock()
+	r.what = describe(names)
+	r.mu.Unlock()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		return fmt.Errorf("sandbox: kube-apiserver %s is not in %s and building it needs the go command, which is not on PATH: install Go, or set %s to a directory holding kube-apiserver and etcd (such as envtest's KUBEBUILDER_ASSETS)",
-			KubernetesVersion, dir, AssetsEnv)
+		return fmt.Errorf("sandbox: %s %s not in %s and building them needs the go command, which is not on PATH: install Go, or set %s to a directory holding kube-apiserver and etcd (such as envtest's KUBEBUILDER_ASSETS) and kube-controller-manager if you start it",
+			describe(names), isAre(names), dir, AssetsEnv)
 	}
-	r.printf("hubspoke sandbox: building kube-apiserver %s and etcd into %s (once per version; minutes from an empty Go build cache)", KubernetesVersion, dir)
+	r.printf("hubspoke sandbox: building %s into %s (once per version; minutes from an empty Go build cache)", r.what, dir)
 	if hint {
 		r.printf("hubspoke sandbox: to build ahead of time (in CI: before go test), run `hubspoke sandbox assets`, or from your module: %s", BuildAheadCommand)
 		if testing.Testing() {
@@ -70,7 +74,13 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 	if err := writeAssetSource(src); err != nil {
 		return err
 	}
-	pkgs := []string{"./" + KubeAPIServerBinary, "./" + EtcdBinary}
+	var pkgs []string
+	for _, name := range names {
+		pkgs = append(pkgs, "./"+name)
+	}
+	r.mu.Lock()
+	r.mainCount = len(pkgs)
+	r.mu.Unlock()
 
 	// The packages go build will compile: those whose compiled form is not
 	// in the build cache (the flags that change it, -trimpath, as below).
@@ -80,7 +90,7 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 	out, err := runGo(ctx, goCmd, src, &list, r.goLine,
 		append([]string{"list", "-trimpath", "-deps", "-f", `{{if and .Stale (ne .Name "main")}}{{.ImportPath}}{{end}}`}, pkgs...)...)
 	if err != nil {
-		return buildError(ctx, err, out)
+		return buildError(ctx, err, out, names)
 	}
 	total := 0
 	for _, line := range strings.Split(list.String(), "\n") {
@@ -94,10 +104,10 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 	out, err = runGo(ctx, goCmd, src, io.Discard, r.goLine,
 		append([]string{"build", "-v", "-trimpath", "-ldflags", buildLDFlags, "-o", bin + string(filepath.Separator)}, pkgs...)...)
 	if err != nil {
-		return buildError(ctx, err, out)
+		return buildError(ctx, err, out, names)
 	}
-	// etcd first, kube-apiserver last: haveAssets needs both.
-	for _, name := range []string{EtcdBinary, KubeAPIServerBinary} {
+	// Each binary appears whole or not at all: a rename.
+	for _, name := range names {
 		if err := os.Rename(filepath.Join(bin, name), filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("sandbox: assets: %w", err)
 		}
@@ -105,20 +115,41 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool)
 	return nil
 }
 
+// describe names the binaries built, with the Kubernetes release:
+// "kube-apiserver and etcd (v1.37.2)".
+func describe(names []string) string {
+	var s string
+	switch len(names) {
+	case 0:
+	case 1:
+		s = names[0]
+	default:
+		s = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return s + " (" + KubernetesVersion + ")"
+}
+
+func isAre(names []string) string {
+	if len(names) == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // buildError says why the build failed: interrupted (ctx cancelled), or
 // the go command's error and output.
-func buildError(ctx context.Context, err error, out string) error {
+func buildError(ctx context.Context, err error, out string, names []string) error {
 	if ctx.Err() != nil {
 		how := "interrupted"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			how = "cut short by its deadline"
 		}
-		return fmt.Errorf("sandbox: build of kube-apiserver %s and etcd %s (%w); run again to resume: the Go build cache keeps what was compiled", KubernetesVersion, how, context.Cause(ctx))
+		return fmt.Errorf("sandbox: build of %s %s (%w); run again to resume: the Go build cache keeps what was compiled", describe(names), how, context.Cause(ctx))
 	}
 	if out = strings.TrimSpace(out); out != "" {
-		return fmt.Errorf("sandbox: build kube-apiserver %s and etcd: %w\n%s", KubernetesVersion, err, out)
+		return fmt.Errorf("sandbox: build %s: %w\n%s", describe(names), err, out)
 	}
-	return fmt.Errorf("sandbox: build kube-apiserver %s and etcd: %w", KubernetesVersion, err)
+	return fmt.Errorf("sandbox: build %s: %w", describe(names), err)
 }
 
 // runGo runs the go command in dir, stdout to stdout, and hands each line
@@ -166,9 +197,11 @@ type buildReporter struct {
 	mu        sync.Mutex
 	began     time.Time // zero until start
 	phase     string
-	total     int // packages to compile; -1 until known
-	compiled  int // packages compiled but the main ones
-	mains     int // main packages compiled
+	total     int    // packages to compile; -1 until known
+	compiled  int    // packages compiled but the main ones
+	mains     int    // main packages compiled
+	mainCount int    // main packages to compile
+	what      string // the binaries built, for the messages
 	downloads int
 	last      string // the last module downloaded or package compiled
 	inPlace   bool   // a line is shown in place, without its newline
@@ -276,7 +309,7 @@ func (r *buildReporter) goLine(line string) bool {
 		r.compiled++
 		r.last = line
 	}
-	if (r.compiled >= r.total || r.mains == 2) && r.phase == "compiling" {
+	if (r.compiled >= r.total || r.mainCount > 0 && r.mains >= r.mainCount) && r.phase == "compiling" {
 		// The main packages come last, then the linker: the long
 		// step of a build whose packages were all in the cache.
 		r.phase, r.last = "linking", ""
@@ -293,7 +326,7 @@ func (r *buildReporter) line() string {
 	case r.phase == "compiling" && r.total > 0:
 		fmt.Fprintf(&b, "compiling packages: %d of %d", r.compiled, r.total)
 	case r.phase == "linking":
-		b.WriteString("linking kube-apiserver and etcd")
+		b.WriteString("linking " + strings.TrimSuffix(r.what, " ("+KubernetesVersion+")"))
 	default:
 		b.WriteString(r.phase)
 		if r.downloads > 0 {
@@ -355,6 +388,6 @@ func (r *buildReporter) finish(err error) {
 	case r.done != "":
 		fmt.Fprintf(r.w, "hubspoke sandbox: %s (waited %s)\n", r.done, took)
 	default:
-		fmt.Fprintf(r.w, "hubspoke sandbox: built kube-apiserver %s and etcd in %s\n", KubernetesVersion, took)
+		fmt.Fprintf(r.w, "hubspoke sandbox: built %s in %s\n", r.what, took)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,11 +18,14 @@ import (
 // fakeGo puts on PATH a go command, a shell script, that answers go list
 // with three packages to compile, and go build -v by running beforeBuild
 // (a sleep, a failure), naming the packages, the main ones too, and
-// writing the two binaries: scripts that run body.
-func fakeGo(t *testing.T, beforeBuild string, body string) {
+// writing the binaries it is asked for: scripts that run body. It returns
+// the file where it records each command line it is run with.
+func fakeGo(t *testing.T, beforeBuild string, body string) (calls string) {
 	t.Helper()
 	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
 	script := `#!/bin/sh
+echo "$@" >> ` + calls + `
 case "$1" in
 list)
 	echo "go: downloading k8s.io/kubernetes v1.37.2" >&2
@@ -33,10 +37,8 @@ build)
 	echo k8s.io/api/core/v1 >&2
 	echo k8s.io/apiserver/pkg/server >&2
 	echo go.etcd.io/etcd/server/v3/etcdmain >&2
-	echo hubspoke-sandbox-assets/etcd >&2
-	echo hubspoke-sandbox-assets/kube-apiserver >&2
-	while [ "$1" != -o ]; do shift; done; mkdir -p "$2"
-	for b in kube-apiserver etcd; do printf '#!/bin/sh\n` + body + `\n' > "$2$b"; chmod +x "$2$b"; done
+	while [ "$1" != -o ]; do shift; done; out="$2"; shift 2; mkdir -p "$out"
+	for p in "$@"; do b=${p#./}; echo hubspoke-sandbox-assets/$b >&2; printf '#!/bin/sh\n` + body + `\n' > "$out$b"; chmod +x "$out$b"; done
 	;;
 *)
 	echo "fake go: unexpected $*" >&2; exit 2
@@ -47,6 +49,7 @@ esac
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
 }
 
 // TestBuildAssets runs the build with a fake go command: the binaries land
@@ -57,22 +60,22 @@ func TestBuildAssets(t *testing.T) {
 	t.Setenv(AssetsEnv, assets)
 	fakeGo(t, "", "exit 3")
 	var progress bytes.Buffer
-	dir, err := ensureAssets(context.Background(), &progress, true)
+	dir, err := ensureAssets(context.Background(), &progress, true, binaries)
 	if err != nil {
 		t.Fatalf("ensureAssets: %v\n%s", err, progress.String())
 	}
-	if dir != assets || !haveAssets(dir) {
-		t.Errorf("ensureAssets returned %s, holding the binaries %v; want %s", dir, haveAssets(dir), assets)
+	if missing := missingAssets(dir, binaries); dir != assets || len(missing) > 0 {
+		t.Errorf("ensureAssets returned %s, missing %v; want %s holding every binary", dir, missing, assets)
 	}
 	out := progress.String()
 	for _, want := range []string{
-		"hubspoke sandbox: building kube-apiserver " + KubernetesVersion + " and etcd into " + assets,
+		"hubspoke sandbox: building kube-apiserver, etcd and kube-controller-manager (" + KubernetesVersion + ") into " + assets,
 		"`hubspoke sandbox assets`",
 		BuildAheadCommand,
 		"downloading modules and listing packages",
 		"compiling packages: 0 of 3",
-		"linking kube-apiserver and etcd",
-		"hubspoke sandbox: built kube-apiserver " + KubernetesVersion + " and etcd in ",
+		"linking kube-apiserver, etcd and kube-controller-manager",
+		"hubspoke sandbox: built kube-apiserver, etcd and kube-controller-manager (" + KubernetesVersion + ") in ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress lacks %q:\n%s", want, out)
@@ -87,8 +90,43 @@ func TestBuildAssets(t *testing.T) {
 
 	// Built: no second build, nothing said.
 	progress.Reset()
-	if _, err := ensureAssets(context.Background(), &progress, true); err != nil || progress.Len() > 0 {
+	if _, err := ensureAssets(context.Background(), &progress, true, binaries); err != nil || progress.Len() > 0 {
 		t.Errorf("second ensureAssets: %v, said %q; want nothing", err, progress.String())
+	}
+}
+
+// TestBuildAssetsMissingOnly: a directory holding some of the binaries
+// (envtest's, with kube-apiserver and etcd) gets only those missing; a
+// sandbox without kube-controller-manager does not build it.
+func TestBuildAssetsMissingOnly(t *testing.T) {
+	assets := t.TempDir()
+	t.Setenv(AssetsEnv, assets)
+	calls := fakeGo(t, "", "exit 3")
+	var progress bytes.Buffer
+	if _, err := ensureAssets(context.Background(), &progress, false, []string{KubeAPIServerBinary, EtcdBinary}); err != nil {
+		t.Fatalf("ensureAssets: %v\n%s", err, progress.String())
+	}
+	if missing := missingAssets(assets, binaries); !slices.Equal(missing, []string{KubeControllerManagerBinary}) {
+		t.Errorf("after building kube-apiserver and etcd, missing %v; want kube-controller-manager alone", missing)
+	}
+	if err := os.Remove(calls); err != nil {
+		t.Fatal(err)
+	}
+	progress.Reset()
+	if _, err := ensureAssets(context.Background(), &progress, false, binaries); err != nil {
+		t.Fatalf("ensureAssets: %v\n%s", err, progress.String())
+	}
+	data, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if !strings.HasSuffix(line, " ./kube-controller-manager") || strings.Contains(line, "./etcd") || strings.Contains(line, "./kube-apiserver") {
+			t.Errorf("go %s: want kube-controller-manager built alone", line)
+		}
+	}
+	if !strings.Contains(progress.String(), "building kube-controller-manager ("+KubernetesVersion+") into") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 }
 
@@ -97,7 +135,7 @@ func TestBuildAssets(t *testing.T) {
 func TestBuildAssetsFails(t *testing.T) {
 	t.Setenv(AssetsEnv, t.TempDir())
 	fakeGo(t, `echo k8s.io/api/core/v1 >&2; echo "# k8s.io/broken" >&2; echo "broken.go:3:1: syntax error" >&2; exit 1`, "exit 3")
-	_, err := ensureAssets(context.Background(), nil, false)
+	_, err := ensureAssets(context.Background(), nil, false, binaries)
 	if err == nil {
 		t.Fatal("ensureAssets succeeded with a failing go build")
 	}
@@ -187,7 +225,7 @@ func TestBuildReporter(t *testing.T) {
 	run := func(terminal bool, width int) string {
 		var b bytes.Buffer
 		clock := &fakeClock{now: time.Unix(1000, 0)}
-		r := &buildReporter{w: &b, terminal: terminal, width: width, every: time.Hour, now: clock.Now, total: -1}
+		r := &buildReporter{w: &b, terminal: terminal, width: width, every: time.Hour, now: clock.Now, total: -1, what: describe([]string{KubeAPIServerBinary, EtcdBinary})}
 		r.printf("header")
 		r.start()
 		r.setPhase("downloading modules and listing packages")
@@ -216,7 +254,7 @@ hubspoke sandbox: 12s downloading modules and listing packages: 1 downloaded (k8
 hubspoke sandbox: 12s compiling packages: 0 of 2
 hubspoke sandbox: 1m12s compiling packages: 1 of 2 (k8s.io/api/core/v1)
 hubspoke sandbox: 1m12s linking kube-apiserver and etcd
-hubspoke sandbox: built kube-apiserver `+KubernetesVersion+` and etcd in 1m13s
+hubspoke sandbox: built kube-apiserver and etcd (`+KubernetesVersion+`) in 1m13s
 `, plain); diff != "" {
 		t.Errorf("plain progress (-want +got):\n%s", diff)
 	}
@@ -227,7 +265,7 @@ hubspoke sandbox: built kube-apiserver `+KubernetesVersion+` and etcd in 1m13s
 		"\rhubspoke sandbox: 12s compiling package\x1b[K" +
 		"\rhubspoke sandbox: 1m12s compiling packa\x1b[K" +
 		"\rhubspoke sandbox: 1m12s linking kube-ap\x1b[K" +
-		"\r\x1b[Khubspoke sandbox: built kube-apiserver " + KubernetesVersion + " and etcd in 1m13s\n"
+		"\r\x1b[Khubspoke sandbox: built kube-apiserver and etcd (" + KubernetesVersion + ") in 1m13s\n"
 	if diff := cmp.Diff(want, term); diff != "" {
 		t.Errorf("terminal progress (-want +got):\n%s", diff)
 	}

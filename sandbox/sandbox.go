@@ -39,18 +39,28 @@ type Options struct {
 	Progress io.Writer
 
 	// StartTimeout bounds how long New waits for etcd and the API server
-	// to report ready. Zero means one minute. Building the binaries, if
-	// needed, is not counted.
+	// (and kube-controller-manager) to report ready. Zero means one minute.
+	// Building the binaries, if needed, is not counted.
 	StartTimeout time.Duration
+
+	// ControllerManager also starts kube-controller-manager, with the
+	// controllers of [Controllers]: garbage collection by owner references,
+	// namespace deletion, resource quotas, the storage version migrator
+	// (StorageVersionMigrations run) and default ServiceAccounts. Off by
+	// default: it adds about a second to the start, a process of about 60
+	// MB and, while it runs, the CPU of its informers (a watch of every
+	// resource); and the first start builds one more binary.
+	ControllerManager bool
 }
 
-// Sandbox is a running etcd and kube-apiserver. Its methods are safe for
-// concurrent use.
+// Sandbox is a running etcd and kube-apiserver (and, with
+// Options.ControllerManager, kube-controller-manager). Its methods are
+// safe for concurrent use.
 type Sandbox struct {
 	log     *slog.Logger
 	dataDir string
 
-	etcd, apiserver *process
+	etcd, apiserver, controllerManager *process
 
 	restConfig *rest.Config
 	core       kubernetes.Interface
@@ -95,7 +105,11 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 		began := time.Now()
 		buildCtx, cancel := withoutDeadline(ctx)
-		assets, err = ensureAssets(buildCtx, progress, true)
+		names := []string{KubeAPIServerBinary, EtcdBinary}
+		if opts.ControllerManager {
+			names = append(names, KubeControllerManagerBinary)
+		}
+		assets, err = ensureAssets(buildCtx, progress, true, names)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -187,6 +201,14 @@ func New(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	s.injector = startInjector(s.crds, s.net, log)
+	if opts.ControllerManager {
+		kcmStart := time.Now()
+		s.controllerManager, err = startControllerManager(ctx, filepath.Join(assets, KubeControllerManagerBinary), dir, certs.ca, s.restConfig.Host, log)
+		if err != nil {
+			return nil, err
+		}
+		log.Debug("kube-controller-manager ready", "took", time.Since(kcmStart))
+	}
 	return s, nil
 }
 
@@ -226,6 +248,10 @@ func socketPath(dir string) (string, error) {
 	return filepath.Join(short, "egress.sock"), nil
 }
 
+// HasControllerManager tells whether kube-controller-manager runs
+// (Options.ControllerManager).
+func (s *Sandbox) HasControllerManager() bool { return s.controllerManager != nil }
+
 // RESTConfig returns a client configuration for the sandbox: its loopback
 // URL, its CA and the admin's client certificate (AdminUser, in
 // system:masters). The caller may modify the returned copy.
@@ -242,8 +268,8 @@ func (s *Sandbox) URL() string { return s.restConfig.Host }
 func (s *Sandbox) DataDir() string { return s.dataDir }
 
 // Stop shuts the sandbox down in order: webhooks started with ServeWebhook,
-// the CA injector, the API server (waiting for it to return), etcd, and
-// finally the data directory. Calling Stop again returns the first result.
+// the CA injector, kube-controller-manager, the API server (waiting for it
+// to return), etcd, and finally the data directory. Calling Stop again returns the first result.
 func (s *Sandbox) Stop() error {
 	s.stopOnce.Do(func() { s.stopErr = s.stop() })
 	return s.stopErr
@@ -264,6 +290,9 @@ func (s *Sandbox) stop() error {
 	}
 	if s.injector != nil {
 		s.injector.stop()
+	}
+	if err := s.controllerManager.stop(5 * time.Second); err != nil {
+		errs = append(errs, err)
 	}
 	if s.net != nil {
 		s.net.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -166,15 +167,38 @@ type migrateOptions struct {
 	dropMF      []string
 	output      string
 	progress    string
+	engine      string
+	backup      string
+	stuckAfter  time.Duration
+	startWait   time.Duration
 }
 
 func newMigrateCmd() *cobra.Command {
 	o := &migrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "migrate CRD-NAME [--kubeconfig PATH] [-n NAMESPACE | -A] [-l SELECTOR] [--concurrency N] [--dry-run=none|client|server] [-o text|json|yaml]",
+		Use:   "migrate CRD-NAME [--kubeconfig PATH] [--engine auto|cluster|client] [--backup FILE] [-n NAMESPACE | -A] [-l SELECTOR] [--concurrency N] [--dry-run=none|client|server] [-o text|json|yaml]",
 		Short: "Re-encode every object of a CRD at its storage version, then prune storedVersions",
 		Long: `Migrate rewrites every object of the CRD (plural.group) at its current
-storage version: a paged LIST, then a PUT of each object as read, with its
+storage version, then prunes status.storedVersions.
+
+Before anything is written it refuses while another storage migration of
+the resource is under way (a StorageVersionMigration not finished, or the
+CRD's StorageMigrating condition), reads a sample object at every served
+version so that the conversion webhook answers, and writes --backup FILE.
+
+--engine chooses who rewrites the objects. cluster: the cluster's own
+storage version migrator (kube-controller-manager, Kubernetes 1.37), through
+a StorageVersionMigration that migrate creates and follows to its end,
+counting the objects written; one that makes no progress for --stuck-after
+while the migrator retries an error (a failing conversion webhook) is
+stopped, and the error names the object that fails and why. client:
+hubspoke writes each object itself (below). auto (the default): cluster
+when the migrator takes the migration up within --cluster-start and the run
+needs nothing only the client engine does (--dry-run, -n, -l, --no-prune,
+a checkpoint to resume), else client. Either way, managedFields entries of
+versions no longer served are removed.
+
+The client engine: a paged LIST, then a PUT of each object as read, with its
 resourceVersion. The API server re-encodes the object at the storage version
 and writes it only when that encoding differs from what etcd holds, so
 objects already stored at that version cost one request and no write.
@@ -198,14 +222,16 @@ object is; --dry-run=client only lists and counts.
 default, or with -A, every object of every namespace is migrated.
 
 Once every object was rewritten, status.storedVersions is set to the storage
-version alone, with the CRD's resourceVersion from the start of the run as a
-precondition: if the CRD changed meanwhile, nothing is pruned and the report
-says why. managedFields entries of versions the CRD no longer serves (and of
+version alone (the cluster engine's migrator does it itself), if the CRD's
+spec (its generation) and storage version are still those of the start of
+the run: if they changed, nothing is pruned and the report says why.
+managedFields entries of versions the CRD no longer serves (and of
 --drop-managed-fields versions) are removed as objects are rewritten.
 
 Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
 2 usage error. See docs/migrate.md.`,
 		Example: `  hubspoke migrate widgets.example.com
+  hubspoke migrate widgets.example.com --engine cluster --backup widgets-before.jsonl
   hubspoke migrate widgets.example.com --dry-run=server
   hubspoke migrate widgets.example.com -n team-a --no-prune
   hubspoke migrate widgets.example.com -l tier=gold --dry-run=server
@@ -224,11 +250,37 @@ Exit status: 0 done (and pruned unless --no-prune), 1 failure or not pruned,
 	f.BoolVar(&o.noPrune, "no-prune", false, "leave status.storedVersions alone")
 	f.StringSliceVar(&o.dropMF, "drop-managed-fields", nil, "also remove the managedFields entries of these versions")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json or yaml")
+	f.StringVar(&o.engine, "engine", "auto", "who rewrites the objects: auto, cluster (the cluster's storage version migrator) or client (hubspoke)")
+	f.StringVar(&o.backup, "backup", "", "back every object up to FILE before the first write (refused if FILE exists)")
+	f.DurationVar(&o.stuckAfter, "stuck-after", migrate.DefaultClusterStuck, "cluster engine: stop a migration without progress for this long while its migrator retries an error")
+	f.DurationVar(&o.startWait, "cluster-start", migrate.DefaultClusterStart, "cluster engine: how long the cluster's migrator has to take the migration up")
 	progressFlag(cmd, &o.progress)
 	return cmd
 }
 
 func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
+	engine, err := migrate.ParseEngine(o.engine)
+	if err != nil {
+		return usagef("--engine: %w", err)
+	}
+	if engine == migrate.EngineCluster {
+		for _, c := range []struct {
+			set  bool
+			flag string
+		}{{o.dryRun != "none", "--dry-run"}, {o.scope.namespace != "", "-n"}, {o.selector != "", "-l"}, {o.noPrune, "--no-prune"}} {
+			if c.set {
+				return usagef("--engine cluster and %s exclude each other: the cluster's migrator covers every object and prunes, with no dry run (use --engine client)", c.flag)
+			}
+		}
+	}
+	if o.stuckAfter <= 0 || o.startWait <= 0 {
+		return usagef("--stuck-after and --cluster-start must be positive")
+	}
+	if o.backup != "" {
+		if _, err := os.Stat(o.backup); err == nil {
+			return usagef("--backup %s exists: give another file", o.backup)
+		}
+	}
 	if err := checkReportFormat(o.output, ""); err != nil {
 		return err
 	}
@@ -261,13 +313,35 @@ func (o *migrateOptions) run(cmd *cobra.Command, name string) error {
 		checkpoint = ""
 	}
 	ctx := cmd.Context()
-	res, err := migrate.Migrate(ctx, migrate.Options{
+	opts := migrate.Options{
 		CRD: name, Namespace: ns, LabelSelector: o.selector, Client: dyn, Concurrency: o.concurrency, PageSize: o.pageSize,
 		DryRun: o.dryRun == "server", ListOnly: o.dryRun == "client",
 		Checkpoint: checkpoint, Prune: !o.noPrune, DropManagedFields: o.dropMF,
+		Engine: engine, ClusterStart: o.startWait, ClusterStuck: o.stuckAfter,
 		Progress: func(p migrate.Progress) { prog.update(migrateSnapshot(p)) },
-	})
+	}
+	var backup *os.File
+	if o.backup != "" {
+		// Written to a temporary file, linked as FILE once complete.
+		if backup, err = os.CreateTemp(filepath.Dir(o.backup), filepath.Base(o.backup)+".tmp*"); err != nil {
+			return fmt.Errorf("--backup: %w", err)
+		}
+		defer os.Remove(backup.Name())
+		opts.Backup = backup
+	}
+	res, err := migrate.Migrate(ctx, opts)
 	prog.finish()
+	if backup != nil {
+		cerr := backup.Close()
+		if res != nil && res.Backup != nil {
+			if cerr == nil {
+				cerr = os.Link(backup.Name(), o.backup)
+			}
+			if cerr != nil {
+				return fmt.Errorf("--backup %s: %w", o.backup, cerr)
+			}
+		}
+	}
 	if interrupted(ctx, err) {
 		err = errInterrupted
 		if res != nil && res.Checkpoint != "" {
@@ -302,9 +376,17 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 		rate = float64(res.Done) / s
 	}
 	if format != "text" {
+		type backup struct {
+			Objects int    `json:"objects"`
+			SHA256  string `json:"sha256"`
+		}
 		out := struct {
 			CRD            string           `json:"crd"`
 			StorageVersion string           `json:"storageVersion"`
+			Engine         string           `json:"engine,omitempty"`
+			Migration      string           `json:"storageVersionMigration,omitempty"`
+			Notes          []string         `json:"notes,omitempty"`
+			Backup         *backup          `json:"backup,omitempty"`
 			Progress       migrate.Progress `json:"objects"`
 			Pruned         bool             `json:"pruned"`
 			StoredVersions []string         `json:"storedVersions"`
@@ -312,13 +394,26 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 			Seconds        float64          `json:"seconds"`
 			PerSecond      float64          `json:"objectsPerSecond"`
 			Error          string           `json:"error,omitempty"`
-		}{res.CRD, res.StorageVersion, res.Progress, res.Pruned, res.StoredVersions, res.PruneMessage, res.Elapsed.Seconds(), rate, ""}
+		}{CRD: res.CRD, StorageVersion: res.StorageVersion, Engine: string(res.Engine), Migration: res.Migration, Notes: res.Notes,
+			Progress: res.Progress, Pruned: res.Pruned, StoredVersions: res.StoredVersions, Message: res.PruneMessage, Seconds: res.Elapsed.Seconds(), PerSecond: rate}
+		if res.Backup != nil {
+			out.Backup = &backup{res.Backup.Count, res.Backup.SHA256}
+		}
 		if runErr != nil {
 			out.Error = runErr.Error()
 		}
 		return writeStructured(w, format, out)
 	}
 	var b strings.Builder
+	if res.Backup != nil {
+		fmt.Fprintf(&b, "backup: %d objects (sha256 %s)\n", res.Backup.Count, res.Backup.SHA256)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if res.Engine == migrate.EngineCluster {
+		fmt.Fprintf(&b, "engine: cluster (StorageVersionMigration %s)\n", res.Migration)
+	}
 	fmt.Fprintf(&b, "%s: %d objects at storage version %s in %s (%.0f/s): %d rewritten, %d already current, %d deleted meanwhile",
 		res.CRD, res.Done+res.Resumed, res.StorageVersion, res.Elapsed.Round(time.Millisecond), rate, res.Rewritten, res.Unchanged, res.Skipped)
 	if res.Accepted > 0 {
@@ -329,6 +424,9 @@ func writeMigrateReport(w io.Writer, format string, res *migrate.Result, runErr 
 	}
 	if res.Conflicts+res.Retries > 0 {
 		fmt.Fprintf(&b, "; %d conflicts and %d transient errors retried", res.Conflicts, res.Retries)
+	}
+	if res.ManagedFieldsCleaned > 0 {
+		fmt.Fprintf(&b, "; managedFields entries of versions no longer served removed from %d", res.ManagedFieldsCleaned)
 	}
 	b.WriteByte('\n')
 	if res.PruneMessage != "" {

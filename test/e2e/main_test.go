@@ -1,6 +1,8 @@
 // Package e2e runs hubspoke against a real API server: the in-process
 // sandbox (package sandbox), one per test package, started in TestMain with
-// the test CRDs installed once.
+// the test CRDs installed once; and, for the tests that need
+// kube-controller-manager's controllers, a second one that runs it, started
+// on first use (kcmSandbox).
 package e2e
 
 import (
@@ -108,6 +110,9 @@ func run(m *testing.M) (code int) {
 		}
 		dataDir := sb.DataDir()
 		stopStart := time.Now()
+		if err := stopKCMSandbox(); err != nil {
+			code = fail("stop the sandbox with kube-controller-manager: %v", err)
+		}
 		if err := sb.Stop(); err != nil {
 			code = fail("stop sandbox: %v", err)
 		}

@@ -226,7 +226,10 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 	// migration's.
 	waitIdle(t, time.Second, e.faults.converted.Load)
 	cp := filepath.Join(t.TempDir(), "cp.json")
-	args := []string{"migrate", e.name, "--page-size", "50", "--concurrency", "4", "--checkpoint", cp, "--progress", "none"}
+	// The client engine's checkpoint is what this tests (auto would first
+	// wait --cluster-start for a storage version migrator, or, on a
+	// sandbox that runs one, hand it the run).
+	args := []string{"migrate", e.name, "--engine", "client", "--page-size", "50", "--concurrency", "4", "--checkpoint", cp, "--progress", "none"}
 	reached, release := e.faults.holdOn("w-00150")
 	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
