@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 
-	hschema "github.com/hubspoke/hubspoke/schema"
+	"github.com/hubspoke/hubspoke/schema/crdfile"
 )
 
 // defaultWait bounds InstallCRD and DeleteCRD when ctx has no deadline.
@@ -22,11 +22,11 @@ const defaultWait = 2 * time.Minute
 
 // ReadCRDFile reads a CustomResourceDefinition (apiextensions.k8s.io/v1)
 // from a YAML or JSON file, the first of a file of several documents, with
-// hubspoke's one CRD reader (schema.LoadFile): as kubectl reads the file and
+// hubspoke's one CRD reader (package crdfile): as kubectl reads the file and
 // the API server decodes the CRD with strict field validation, every
 // problem named at its file:line:col.
 func ReadCRDFile(path string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	crd, err := hschema.LoadFile(path)
+	crd, err := crdfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

@@ -9,20 +9,15 @@
 package schema
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
-	kjson "sigs.k8s.io/json"
-
 	"github.com/hubspoke/hubspoke/convert"
-	"github.com/hubspoke/hubspoke/internal/yamljson"
+	"github.com/hubspoke/hubspoke/schema/crdfile"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -39,7 +34,7 @@ type CRD struct {
 	Object *apiextv1.CustomResourceDefinition
 
 	versions []*Version
-	lines    map[string]int // JSON pointer -> 1-based line in File
+	file     *crdfile.CRD
 }
 
 // Version is one entry of spec.versions with its schema.
@@ -99,64 +94,23 @@ func Load(name string, data []byte) (*CRD, error) {
 func LoadAll(name string, data []byte) ([]*CRD, error) { return load(name, data, false) }
 
 func load(name string, data []byte, first bool) ([]*CRD, error) {
-	docs, err := yamljson.Read(name, data)
+	files, err := crdfile.Read(name, data, first)
 	if err != nil {
 		return nil, err
 	}
-	var crds []*CRD
-	for i := range docs {
-		d := &docs[i]
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(d.JSON, &head); err != nil || head.Kind != "CustomResourceDefinition" {
-			continue
-		}
-		c := &CRD{File: name, lines: d.Lines()}
-		if head.APIVersion != "apiextensions.k8s.io/v1" {
-			return nil, fmt.Errorf("%s: apiVersion %q: only apiextensions.k8s.io/v1 CustomResourceDefinitions are supported", c.Pos("/apiVersion"), head.APIVersion)
-		}
-		if err := c.decode(d); err != nil {
+	crds := make([]*CRD, len(files))
+	for i, f := range files {
+		crds[i] = &CRD{File: f.File, Object: f.Object, file: f}
+		if err := crds[i].versionsOf(); err != nil {
 			return nil, err
-		}
-		if crds = append(crds, c); first {
-			break
 		}
 	}
 	return crds, nil
 }
 
-// decode decodes d, a CustomResourceDefinition, into c.
-func (c *CRD) decode(d *yamljson.Document) error {
-	obj := &apiextv1.CustomResourceDefinition{}
-	strict, err := kjson.UnmarshalStrict(d.JSON, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	if err != nil {
-		// The standard decoder says where: the value that does not fit
-		// its field.
-		var te *json.UnmarshalTypeError
-		if errors.As(json.Unmarshal(d.JSON, &apiextv1.CustomResourceDefinition{}), &te) && te.Offset > 0 {
-			ptr := yamljson.PointerAt(d.JSON, int(te.Offset)-1)
-			pos := d.OffsetPosition(int(te.Offset) - 1)
-			return fmt.Errorf("%s:%d:%d: %s is %s, want %s", c.File, pos.Line, pos.Column, fieldName(ptr), jsonValue(te.Value), goKind(te.Type))
-		}
-		return fmt.Errorf("%s: %s: not a CustomResourceDefinition: %s", c.File, d.Label(), strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if len(strict) > 0 {
-		var msgs []string
-		for _, e := range strict {
-			msg := e.Error()
-			if q := strings.IndexByte(msg, '"'); q >= 0 {
-				if path, err := strconv.Unquote(msg[q:]); err == nil {
-					pos, _ := d.Position(pathPointer(path))
-					msg = fmt.Sprintf("%s:%d:%d: %s%s", c.File, pos.Line, pos.Column, msg[:q], path)
-				}
-			}
-			msgs = append(msgs, msg)
-		}
-		return fmt.Errorf("%s", strings.Join(msgs, "\n"))
-	}
-	c.Object = obj
+// versionsOf reads the versions of c.Object and their schemas.
+func (c *CRD) versionsOf() error {
+	obj := c.Object
 	if len(obj.Spec.Versions) == 0 {
 		return fmt.Errorf("%s: spec.versions is empty", c.Pos("/spec"))
 	}
@@ -227,30 +181,11 @@ func (c *CRD) VersionNames() []string {
 
 // Line returns the 1-based line of the value at the JSON pointer ptr in the
 // CRD file, or of its nearest ancestor that has one; 0 when unknown.
-func (c *CRD) Line(ptr string) int {
-	for {
-		if l, ok := c.lines[ptr]; ok {
-			return l
-		}
-		if ptr == "" {
-			return 0
-		}
-		i := strings.LastIndexByte(ptr, '/')
-		if i < 0 {
-			return 0
-		}
-		ptr = ptr[:i]
-	}
-}
+func (c *CRD) Line(ptr string) int { return c.file.Line(ptr) }
 
 // Pos returns "file:line" for the JSON pointer ptr (or just the file name
 // when the line is unknown).
-func (c *CRD) Pos(ptr string) string {
-	if l := c.Line(ptr); l > 0 {
-		return fmt.Sprintf("%s:%d", c.File, l)
-	}
-	return c.File
-}
+func (c *CRD) Pos(ptr string) string { return c.file.Pos(ptr) }
 
 // SchemaPointer returns the JSON pointer, inside the CRD document, of the
 // schema of the field at path (segments as convert.Path.SchemaSegments
@@ -397,85 +332,4 @@ func Fields(n *Node) []string {
 	walk(n, "", 0)
 	sort.Strings(out)
 	return out
-}
-
-// fieldName is a JSON pointer as a field path for messages
-// (/spec/versions/0/name: spec.versions[0].name).
-func fieldName(ptr string) string {
-	if ptr == "" {
-		return "the object"
-	}
-	var b strings.Builder
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		if _, err := strconv.Atoi(tok); err == nil {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-// pathPointer turns a field path as sigs.k8s.io/json's strict errors
-// write it (spec.versions[0].name) into a JSON pointer.
-func pathPointer(path string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(path, ".") {
-		for part != "" {
-			name, rest, _ := strings.Cut(part, "[")
-			if name != "" {
-				b.WriteString("/" + convert.EscapePointerToken(name))
-			}
-			if rest == "" {
-				break
-			}
-			idx, after, _ := strings.Cut(rest, "]")
-			b.WriteString("/" + idx)
-			part = after
-		}
-	}
-	return b.String()
-}
-
-// jsonValue names a JSON value as encoding/json's UnmarshalTypeError
-// describes it ("number -5", "string", "bool").
-func jsonValue(v string) string {
-	switch {
-	case strings.HasPrefix(v, "number"):
-		return "a " + v
-	case v == "bool":
-		return "a boolean"
-	case v == "array", v == "object":
-		return "an " + v
-	}
-	return "a " + v
-}
-
-// goKind names the JSON a Go type holds.
-func goKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return "a base64 string"
-		}
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return "a value of another type"
 }

@@ -53,7 +53,7 @@ func TestDemoOnAFreshMachine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the demo builds with the go command: %v", err)
 	}
-	const startTimeout = 10 * time.Second
+	const startTimeout = 20 * time.Second
 	wrapper := t.TempDir()
 	// date +%s counts whole seconds: a minimum of the deadline plus two
 	// seconds is at least the deadline plus one.
