@@ -48,7 +48,8 @@ func ownerRef(apiVersion, kind string, owner *unstructured.Unstructured) map[str
 // them through the preferred version, the webhook converting those stored
 // in another.
 func TestGarbageCollectionAcrossVersions(t *testing.T) {
-	s, d := kcmSandbox(t)
+	s, d := kcmSerialTest(t)
+	faults := faultsOf(t, "gc")
 	ctx := context.Background()
 	group := migGroup("gc")
 	gvr := func(v string) schema.GroupVersionResource {
@@ -146,8 +147,8 @@ func TestGarbageCollectionAcrossVersions(t *testing.T) {
 	}
 	mustCreate(w("v1"), ownedWidget(group, "v1", migNamespace, "stored-v1", ownerRef("v1", "ConfigMap", cm)))
 	time.Sleep(2 * time.Second) // the garbage collector's graph has them
-	migFaults.set(nil, group+"/v1")
-	defer migFaults.set(nil, "")
+	faults.set(nil, group+"/v1")
+	defer faults.set(nil, "")
 	if err := cms.Delete(ctx, "owner2", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestGarbageCollectionAcrossVersions(t *testing.T) {
 	if _, err := w("v1alpha1").Get(ctx, "stored-v1alpha1", metav1.GetOptions{}); err != nil {
 		t.Errorf("stored-v1alpha1 with the webhook down: %v, want it still there (its deletion needs the webhook)", err)
 	}
-	migFaults.set(nil, "")
+	faults.set(nil, "")
 	gone("stored-v1alpha1 once the webhook is back", getW2(w("v1alpha1"), ctx, "stored-v1alpha1"))
 }
 
@@ -172,7 +173,8 @@ func getW2(c interface {
 // and the namespace among what breaks while it is down; with the webhook
 // back the namespace goes.
 func TestNamespaceDeletionWebhookDown(t *testing.T) {
-	s, d := kcmSandbox(t)
+	s, d := kcmSerialTest(t)
+	faults := faultsOf(t, "nsdel")
 	ctx := context.Background()
 	const doomed = "doomed"
 	group := migGroup("nsdel")
@@ -180,7 +182,7 @@ func TestNamespaceDeletionWebhookDown(t *testing.T) {
 		return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"}
 	}
 	t.Cleanup(func() {
-		migFaults.set(nil, "")
+		faults.set(nil, "")
 		if err := s.DeleteCRD(context.Background(), "widgets."+group); err != nil {
 			t.Error(err)
 		}
@@ -203,8 +205,8 @@ func TestNamespaceDeletionWebhookDown(t *testing.T) {
 	}
 
 	// The webhook fails every conversion of the group.
-	migFaults.set(nil, group+"/v1")
-	defer migFaults.set(nil, "")
+	faults.set(nil, group+"/v1")
+	defer faults.set(nil, "")
 
 	// A quota created now is counted all the same: its controller lists
 	// the Widgets, which the watch cache converted as they came in.
@@ -295,7 +297,7 @@ func TestNamespaceDeletionWebhookDown(t *testing.T) {
 	}
 
 	// The webhook back, the namespace goes.
-	migFaults.set(nil, "")
+	faults.set(nil, "")
 	deadline = time.Now().Add(2 * time.Minute)
 	for {
 		_, err := ns.Get(ctx, doomed, metav1.GetOptions{})

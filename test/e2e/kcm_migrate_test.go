@@ -35,7 +35,7 @@ import (
 // entries of the version no longer served are removed, so that
 // server-side apply works.
 func TestMigrateClusterEngineCLI(t *testing.T) {
-	s, d := kcmSandbox(t)
+	s, d := kcmSerialTest(t)
 	ctx := context.Background()
 	e := migSetupOn(t, s, d, "cluster-cli", 300, "v1alpha1")
 	waitGarbageCollector(t, d, e.gr("v1"), migNamespace)
@@ -128,7 +128,7 @@ func TestMigrateClusterEngineCLI(t *testing.T) {
 // migrator sets the CRD's StorageMigrating to False, nothing is pruned,
 // nothing is lost; with the webhook fixed, the same call completes.
 func TestMigrateClusterEngineWebhookBreaks(t *testing.T) {
-	s, d := kcmSandbox(t)
+	s, d := kcmSerialTest(t)
 	ctx := context.Background()
 	e := migSetupOn(t, s, d, "cluster-stuck", 400, "v1alpha1")
 	waitGarbageCollector(t, d, e.gr("v1"), migNamespace)
@@ -136,11 +136,11 @@ func TestMigrateClusterEngineWebhookBreaks(t *testing.T) {
 
 	// The webhook holds w-00200's conversion; once the migrator waits on
 	// it, every conversion to v1 starts failing, w-00200's too.
-	reached, release := migFaults.holdOn("w-00200")
+	reached, release := e.faults.holdOn("w-00200")
 	go func() {
 		select {
 		case <-reached:
-			migFaults.set(nil, e.crd.Spec.Group+"/v1")
+			e.faults.set(nil, e.crd.Spec.Group+"/v1")
 			release()
 		case <-time.After(2 * time.Minute):
 			release()
@@ -185,7 +185,7 @@ func TestMigrateClusterEngineWebhookBreaks(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	migFaults.set(nil, "")
+	e.faults.set(nil, "")
 	assertSameContents(t, before, e.contents("v1alpha1"))
 
 	// Fixed, the same call completes, while a client keeps writing one
@@ -250,7 +250,7 @@ func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, typ apiextensio
 // the cluster's migrator always prunes, and the plan prunes as a step of
 // its own.)
 func TestPlanUpgradeStatusWriter(t *testing.T) {
-	s, d := kcmSandbox(t)
+	s, d := kcmSerialTest(t)
 	ctx := context.Background()
 	live := migCRD(t, "cluster-plan", "v1alpha1")
 	e := &migEnv{t: t, crd: live, name: live.Name, sb: s, dyn: d, gr: func(v string) schema.GroupVersionResource {

@@ -113,6 +113,22 @@ func kcmSandbox(t testing.TB) (*sandbox.Sandbox, dynamic.Interface) {
 	return kcmSB, kcmDyn
 }
 
+// kcmSerial lets one test at a time use the kube-controller-manager
+// sandbox: its controllers are cluster-wide, and a test that breaks its
+// group's webhook stalls the garbage collector and the namespace
+// controller for every other.
+var kcmSerial sync.Mutex
+
+// kcmSerialTest runs t beside the tests of the package's sandbox, alone
+// on the sandbox with kube-controller-manager, which it returns.
+func kcmSerialTest(t *testing.T) (*sandbox.Sandbox, dynamic.Interface) {
+	t.Helper()
+	t.Parallel()
+	kcmSerial.Lock()
+	t.Cleanup(kcmSerial.Unlock)
+	return kcmSandbox(t)
+}
+
 // stopKCMSandbox stops the kube-controller-manager sandbox if it started.
 func stopKCMSandbox() error {
 	if kcmSB == nil {
