@@ -86,10 +86,10 @@ if [ "$now" -lt "$end" ]; then sleep $((end - now)); fi
 	}
 	p := progress.String()
 	for _, want := range []string{
-		"hubspoke sandbox: building kube-apiserver " + sandbox.KubernetesVersion + " and etcd into " + assets,
+		"hubspoke sandbox: building kube-apiserver and etcd (" + sandbox.KubernetesVersion + ") into " + assets,
 		"`hubspoke sandbox assets`",
 		"linking kube-apiserver and etcd",
-		"hubspoke sandbox: built kube-apiserver " + sandbox.KubernetesVersion + " and etcd in ",
+		"hubspoke sandbox: built kube-apiserver and etcd (" + sandbox.KubernetesVersion + ") in ",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("progress lacks %q:\n%s", want, p)
