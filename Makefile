@@ -13,16 +13,11 @@ GO ?= go
 ## the API server; with 4 slots the real CRDs' examples waited 2 minutes
 ## for one behind doctor's setups. Measured on two loaded cores: e2e
 ## 195 s with -parallel 4, 119 s with 8, 124 s with 12.
-## The race detector's run and the demo go beside the tests (-j3): e2e
-## mostly waits, and they took 35 s of a 4.5-minute run one after another.
 test: lint sandbox-assets helm
-	@$(MAKE) --no-print-directory -j3 -Otarget test-go race demo
-
-## test-go: every package's tests, then the plain-Go scanner path.
-.PHONY: test-go
-test-go:
 	$(GO) test -timeout 30m -parallel 8 ./test/e2e ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
+	$(GO) test -race ./review/... ./server/... ./migrate/...
+	$(GO) run ./cmd/hubspoke demo
 
 ## lint: gofmt and go vet must be clean.
 lint:
