@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/modfile"
 )
 
 // TestModuleStaysClean holds the third point: the main module does
@@ -70,6 +72,61 @@ func TestAssetModuleMatchesClients(t *testing.T) {
 		if string(r[1]) != string(r[2]) || string(r[3]) != staging {
 			t.Errorf("_assets/go.mod.in: %s => %s %s, want %s => %s %s", r[1], r[2], r[3], r[1], r[1], staging)
 		}
+	}
+}
+
+// TestBuildsShareOneVersionOfEachModule: CI builds the main module, the
+// sandbox's binaries (_assets) and helm (internal/helmbin), each from its
+// own go.mod, into one build cache. A package is compiled once for all
+// three only if its module, and every module below it, is at the same
+// version in each: one differing golang.org/x/net recompiles nearly
+// everything above it. Held here: every module two of them require is at
+// one version (the newest), replace directives applied.
+func TestBuildsShareOneVersionOfEachModule(t *testing.T) {
+	files := []string{"../go.mod", "_assets/go.mod.in", "../internal/helmbin/_module/go.mod.in"}
+	seen := map[string]map[string]string{} // module -> file -> version
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := modfile.Parse(name, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replaced := map[string]string{}
+		for _, r := range f.Replace {
+			replaced[r.Old.Path] = r.New.Version
+		}
+		for _, r := range f.Require {
+			v := r.Mod.Version
+			if to, ok := replaced[r.Mod.Path]; ok {
+				v = to
+			}
+			if seen[r.Mod.Path] == nil {
+				seen[r.Mod.Path] = map[string]string{}
+			}
+			seen[r.Mod.Path][name] = v
+		}
+	}
+	shared := 0
+	for mod, in := range seen {
+		if len(in) < 2 {
+			continue
+		}
+		shared++
+		var first string
+		for _, v := range in {
+			if first == "" {
+				first = v
+			} else if v != first {
+				t.Errorf("%s: %v: raise it to the newest in the others (go get %s@VERSION in each module; see the comment in _assets/go.mod.in)", mod, in, mod)
+				break
+			}
+		}
+	}
+	if shared < 100 {
+		t.Errorf("only %d modules required by two builds or more: were the files read?", shared)
 	}
 }
 
