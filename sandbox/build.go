@@ -83,12 +83,11 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool,
 	r.mu.Unlock()
 
 	// The packages go build will compile: those whose compiled form is not
-	// in the build cache (the flags that change it, -trimpath, as below).
-	// Listing them also downloads the modules.
+	// in the build cache. Listing them also downloads the modules.
 	r.setPhase("downloading modules and listing packages")
 	var list bytes.Buffer
 	out, err := runGo(ctx, goCmd, src, &list, r.goLine,
-		append([]string{"list", "-trimpath", "-deps", "-f", `{{if and .Stale (ne .Name "main")}}{{.ImportPath}}{{end}}`}, pkgs...)...)
+		append([]string{"list", "-deps", "-f", `{{if and .Stale (ne .Name "main")}}{{.ImportPath}}{{end}}`}, pkgs...)...)
 	if err != nil {
 		return buildError(ctx, err, out, names)
 	}
@@ -102,7 +101,7 @@ func buildAssets(ctx context.Context, dir string, progress io.Writer, hint bool,
 
 	bin := filepath.Join(tmp, "bin")
 	out, err = runGo(ctx, goCmd, src, io.Discard, r.goLine,
-		append([]string{"build", "-v", "-trimpath", "-ldflags", buildLDFlags, "-o", bin + string(filepath.Separator)}, pkgs...)...)
+		append([]string{"build", "-v", "-ldflags", buildLDFlags, "-o", bin + string(filepath.Separator)}, pkgs...)...)
 	if err != nil {
 		return buildError(ctx, err, out, names)
 	}
