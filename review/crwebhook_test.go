@@ -1,3 +1,7 @@
+// Without the race detector: see apiserver_test.go.
+
+//go:build !race
+
 package review
 
 import (
