@@ -51,11 +51,12 @@ var assetSource embed.FS
 
 // buildLDFlags stamp the version kube-apiserver reports at /version, as the
 // release build does, so that kubectl version and client-go discovery parse
-// it. They are the only flags: linker flags do not change a compiled
-// package, so the packages the binaries share with the user's own builds
-// (client-go, apimachinery, the API server's libraries) come from the build
-// cache, as go build and go test compile them. (-trimpath would change every
-// package's build: a cold build compiled them twice.)
+// it. They are the only flags besides the caller's -trimpath
+// (embedmod.Env): linker flags do not change a compiled package, so the
+// packages the binaries share with the user's own builds (client-go,
+// apimachinery, the API server's libraries) come from the build cache, as
+// go build and go test compile them. (A -trimpath that differs from the
+// user's changes every package's build: a cold build compiled them twice.)
 var buildLDFlags = strings.Join([]string{
 	"-s", "-w",
 	"-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion,

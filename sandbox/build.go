@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/hubspoke/hubspoke/internal/embedmod"
 )
 
 // BuildAheadCommand builds the sandbox's binaries ahead of their first use
@@ -157,9 +159,7 @@ func buildError(ctx context.Context, err error, out string, names []string) erro
 func runGo(ctx context.Context, goCmd, dir string, stdout io.Writer, onLine func(string) bool, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, goCmd, args...)
 	cmd.Dir = dir
-	// The embedded go.sum verifies every module; -mod=readonly refuses to
-	// change go.mod. The user's GOFLAGS and workspace are not ours.
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	cmd.Env = embedmod.Env()
 	cmd.Stdout = stdout
 	// The compiler and linker the go command starts share its standard
 	// error: do not wait for them for ever once it is killed.

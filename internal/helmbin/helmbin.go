@@ -19,6 +19,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/hubspoke/hubspoke/internal/embedmod"
 )
 
 // Version is the helm release built.
@@ -59,11 +61,12 @@ func Path(ctx context.Context, progress io.Writer) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(tmp, "helm")
-	// No -trimpath: the build cache entries of the Kubernetes libraries,
-	// at the main module's versions, are then the ones go test made.
+	// -trimpath only as the caller builds (embedmod.Env): the build cache
+	// entries of the Kubernetes libraries, at the main module's versions,
+	// are then the ones go test made.
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-ldflags", "-s -w", "-o", out, "helm.sh/helm/v4/cmd/helm")
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	cmd.Env = embedmod.Env()
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {

@@ -83,7 +83,7 @@ func TestVersionOfARealBuild(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=true", "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com",
+		cmd.Env = append(os.Environ(), "GOFLAGS="+os.Getenv("GOFLAGS")+" -buildvcs=true", "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com",
 			"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com")
 		out, err := cmd.Output()
 		if err != nil {
@@ -111,8 +111,8 @@ func TestVersionOfARealBuild(t *testing.T) {
 	run(dir, "git", "commit", "-qm", "snapshot")
 	rev := run(dir, "git", "rev-parse", "HEAD")[:12]
 	bin := filepath.Join(dir, "hubspoke-webhook")
-	// Built as the tests are (no -trimpath), so that only this copy's own
-	// packages are compiled, not every dependency a second time.
+	// Built with the caller's GOFLAGS (the last -buildvcs wins), so that
+	// the dependencies come from the build cache as the tests compiled them.
 	run(dir, "go", "build", "-o", bin, "./cmd/hubspoke-webhook")
 	out := run(dir, bin, "version")
 	// The go command stamps a pseudo-version from the commit, too.
