@@ -13,13 +13,16 @@ GO ?= go
 ## the API server; with 4 slots the real CRDs' examples waited 2 minutes
 ## for one behind doctor's setups. Measured on two loaded cores: e2e
 ## 195 s with -parallel 4, 119 s with 8, 124 s with 12.
-## CGO_ENABLED=0, for this target and those it runs first: the release
-## binaries (the webhook image, kube-apiserver, etcd) are built without cgo,
-## and one setting for every build lets each compiled package serve them all
-## (vet, the sandbox's binaries, helm, the tests and the binaries they build);
-## a package built with cgo and without is compiled twice. The race detector
+## CGO_ENABLED=0 and -trimpath, for this target and those it runs first:
+## the release binaries (the webhook image, kube-apiserver, etcd) are built
+## so, and one setting for every build lets each compiled package serve
+## them all (vet, the sandbox's binaries, helm, the tests and the binaries
+## they build); a package built with cgo and without, or with -trimpath and
+## without, is compiled twice. -trimpath also keeps hubspoke's own packages
+## cached across checkouts in different directories. The race detector
 ## needs cgo, and compiles its own instrumented copy anyway.
 test: export CGO_ENABLED = 0
+test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: lint sandbox-assets helm
 	$(GO) test -timeout 30m -parallel 8 ./test/e2e ./...
 	$(GO) test -tags purego ./internal/stopbits/ ./convert/
