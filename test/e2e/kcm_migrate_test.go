@@ -37,7 +37,8 @@ import (
 func TestMigrateClusterEngineCLI(t *testing.T) {
 	s, d := kcmSerialTest(t)
 	ctx := context.Background()
-	e := migSetupOn(t, s, d, "cluster-cli", 300, "v1alpha1")
+	const objects = 100
+	e := migSetupOn(t, s, d, "cluster-cli", objects, "v1alpha1")
 	waitGarbageCollector(t, d, e.gr("v1"), migNamespace)
 	before := e.contents("v1")
 	unserved := migCRD(t, "cluster-cli", "v1")
@@ -69,8 +70,8 @@ func TestMigrateClusterEngineCLI(t *testing.T) {
 	if rep.Engine != "cluster" || rep.Migration == "" || !rep.Pruned || !slices.Equal(rep.Stored, []string{"v1"}) {
 		t.Errorf("engine %q migration %q pruned %v storedVersions %v; want the cluster's, pruned to [v1]", rep.Engine, rep.Migration, rep.Pruned, rep.Stored)
 	}
-	if rep.Objects.Done != 300 || rep.Objects.Rewritten != 300 || rep.Objects.ManagedFieldsCleaned != 300 || rep.Backup.Objects != 300 {
-		t.Errorf("objects %+v, backup of %d; want 300 rewritten, 300 cleaned, 300 backed up", rep.Objects, rep.Backup.Objects)
+	if rep.Objects.Done != objects || rep.Objects.Rewritten != objects || rep.Objects.ManagedFieldsCleaned != objects || rep.Backup.Objects != objects {
+		t.Errorf("objects %+v, backup of %d; want %d rewritten, cleaned and backed up", rep.Objects, rep.Backup.Objects, objects)
 	}
 	if !strings.Contains(stderr.String(), `progress op="migrate `+e.name+`"`) {
 		t.Errorf("no progress on stderr:\n%s", stderr.String())
@@ -80,8 +81,8 @@ func TestMigrateClusterEngineCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if b, err := migrate.ReadBackup(f); err != nil || len(b.Objects) != 300 || b.Header.Version != "v1" {
-		t.Errorf("backup: %v, want 300 objects at v1", err)
+	if b, err := migrate.ReadBackup(f); err != nil || len(b.Objects) != objects || b.Header.Version != "v1" {
+		t.Errorf("backup: %v, want %d objects at v1", err, objects)
 	}
 	svm := getSVM(t, d, rep.Migration)
 	if !meta.IsStatusConditionTrue(svm.Status.Conditions, string(svmv1.MigrationSucceeded)) {
@@ -130,13 +131,13 @@ func TestMigrateClusterEngineCLI(t *testing.T) {
 func TestMigrateClusterEngineWebhookBreaks(t *testing.T) {
 	s, d := kcmSerialTest(t)
 	ctx := context.Background()
-	e := migSetupOn(t, s, d, "cluster-stuck", 400, "v1alpha1")
+	e := migSetupOn(t, s, d, "cluster-stuck", 150, "v1alpha1")
 	waitGarbageCollector(t, d, e.gr("v1"), migNamespace)
 	before := e.contents("v1alpha1")
 
-	// The webhook holds w-00200's conversion; once the migrator waits on
-	// it, every conversion to v1 starts failing, w-00200's too.
-	reached, release := e.faults.holdOn("w-00200")
+	// The webhook holds w-00075's conversion; once the migrator waits on
+	// it, every conversion to v1 starts failing, w-00075's too.
+	reached, release := e.faults.holdOn("w-00075")
 	go func() {
 		select {
 		case <-reached:

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,70 +48,94 @@ var (
 )
 
 // kcmSandbox returns the sandbox with kube-controller-manager, starting it
-// on first use with the webhook of kcmGroups (faulty, like migWebhook's)
-// and their CRDs (storage v1alpha1).
+// on first use (unless startKCMEarly did) with the webhook of kcmGroups
+// (faulty, like migWebhook's) and their CRDs (storage v1alpha1).
 func kcmSandbox(t testing.TB) (*sandbox.Sandbox, dynamic.Interface) {
 	t.Helper()
-	kcmOnce.Do(func() {
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := sandbox.New(ctx, sandbox.Options{ControllerManager: true})
-		if err != nil {
-			kcmErr = err
-			return
-		}
-		kcmSB = s
-		if kcmDyn, kcmErr = dynamic.NewForConfig(s.RESTConfig()); kcmErr != nil {
-			return
-		}
-		for _, n := range []string{migNamespace, "doomed"} {
-			if kcmErr = s.EnsureNamespace(ctx, n); kcmErr != nil {
-				return
-			}
-		}
-		data, err := os.ReadFile("../../examples/widget/conversion.yaml")
-		if err != nil {
-			kcmErr = err
-			return
-		}
-		var convs []review.Converter
-		for _, g := range kcmGroups {
-			c, err := rules.Load(g+".yaml", []byte(strings.Replace(string(data), "group: example.com", "group: "+migGroup(g), 1)))
-			if err != nil {
-				kcmErr = err
-				return
-			}
-			if strings.HasPrefix(g, "bench-") {
-				convs = append(convs, c)
-			} else {
-				convs = append(convs, faultyConverter{c, groupFaults[g]})
-			}
-		}
-		h, err := review.NewHandler(review.Options{Converters: convs, Registerer: kcmReg})
-		if err != nil {
-			kcmErr = err
-			return
-		}
-		if kcmHook, kcmErr = s.ServeWebhook("hubspoke-system", migService, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			kcmReviews.Add(1)
-			h.ServeHTTP(w, r)
-		})); kcmErr != nil {
-			return
-		}
-		for _, g := range kcmGroups {
-			if _, kcmErr = s.InstallCRD(ctx, migCRD(t, g, "v1alpha1")); kcmErr != nil {
-				return
-			}
-		}
-		if testing.Verbose() {
-			fmt.Printf("e2e: sandbox with kube-controller-manager started in %v\n", time.Since(start).Round(time.Millisecond))
-		}
-	})
+	kcmOnce.Do(startKCM)
 	if kcmErr != nil {
 		t.Fatal(kcmErr)
 	}
 	return kcmSB, kcmDyn
+}
+
+// startKCMEarly starts the kube-controller-manager sandbox now, in the
+// background, when the whole package runs (no -run, no -bench): its start
+// and its garbage collector's first look at the CRDs (up to 30 seconds)
+// then overlap the package sandbox's start and the first tests, where the
+// first kcmSerialTest would otherwise wait for both. A run of chosen tests
+// starts it only if one of them asks.
+func startKCMEarly() {
+	if flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.bench").Value.String() == "" {
+		go kcmOnce.Do(startKCM)
+	}
+}
+
+// startKCM starts the kube-controller-manager sandbox, setting kcmSB,
+// kcmDyn and kcmHook, or kcmErr.
+func startKCM() {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := sandbox.New(ctx, sandbox.Options{ControllerManager: true})
+	if err != nil {
+		kcmErr = err
+		return
+	}
+	kcmSB = s
+	kcmErr = setupKCM(ctx, s)
+	if kcmErr == nil && testing.Verbose() {
+		fmt.Printf("e2e: sandbox with kube-controller-manager started in %v\n", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// setupKCM installs on s the namespaces, webhook and CRDs the tests on it use.
+func setupKCM(ctx context.Context, s *sandbox.Sandbox) error {
+	var err error
+	if kcmDyn, err = dynamic.NewForConfig(s.RESTConfig()); err != nil {
+		return err
+	}
+	for _, n := range []string{migNamespace, "doomed"} {
+		if err := s.EnsureNamespace(ctx, n); err != nil {
+			return err
+		}
+	}
+	data, err := os.ReadFile("../../examples/widget/conversion.yaml")
+	if err != nil {
+		return err
+	}
+	var convs []review.Converter
+	for _, g := range kcmGroups {
+		c, err := rules.Load(g+".yaml", []byte(strings.Replace(string(data), "group: example.com", "group: "+migGroup(g), 1)))
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(g, "bench-") {
+			convs = append(convs, c)
+		} else {
+			convs = append(convs, faultyConverter{c, groupFaults[g]})
+		}
+	}
+	h, err := review.NewHandler(review.Options{Converters: convs, Registerer: kcmReg})
+	if err != nil {
+		return err
+	}
+	if kcmHook, err = s.ServeWebhook("hubspoke-system", migService, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kcmReviews.Add(1)
+		h.ServeHTTP(w, r)
+	})); err != nil {
+		return err
+	}
+	for _, g := range kcmGroups {
+		crd, err := newMigCRD(g, "v1alpha1")
+		if err != nil {
+			return err
+		}
+		if _, err := s.InstallCRD(ctx, crd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kcmSerial lets one test at a time use the kube-controller-manager
@@ -129,8 +154,10 @@ func kcmSerialTest(t *testing.T) (*sandbox.Sandbox, dynamic.Interface) {
 	return kcmSandbox(t)
 }
 
-// stopKCMSandbox stops the kube-controller-manager sandbox if it started.
+// stopKCMSandbox stops the kube-controller-manager sandbox if it started
+// (waiting for a start under way to end).
 func stopKCMSandbox() error {
+	kcmOnce.Do(func() {})
 	if kcmSB == nil {
 		return nil
 	}

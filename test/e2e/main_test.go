@@ -102,6 +102,10 @@ func run(m *testing.M) (code int) {
 		return 1
 	}
 	defer func() {
+		stopStart := time.Now()
+		if err := stopKCMSandbox(); err != nil {
+			code = fail("stop the sandbox with kube-controller-manager: %v", err)
+		}
 		if sb == nil {
 			return
 		}
@@ -109,10 +113,6 @@ func run(m *testing.M) (code int) {
 			hook.Close()
 		}
 		dataDir := sb.DataDir()
-		stopStart := time.Now()
-		if err := stopKCMSandbox(); err != nil {
-			code = fail("stop the sandbox with kube-controller-manager: %v", err)
-		}
 		if err := sb.Stop(); err != nil {
 			code = fail("stop sandbox: %v", err)
 		}
@@ -127,6 +127,7 @@ func run(m *testing.M) (code int) {
 		}
 	}()
 
+	startKCMEarly()
 	var started, installed time.Duration
 	start := func(ctx context.Context) error {
 		began := time.Now()

@@ -220,9 +220,18 @@ func migWebhook(t testing.TB) {
 // converted by migWebhook, with storage at storage.
 func migCRD(t testing.TB, name, storage string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
+	crd, err := newMigCRD(name, storage)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return crd
+}
+
+// newMigCRD is migCRD for callers without a test.
+func newMigCRD(name, storage string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
+	if err != nil {
+		return nil, err
 	}
 	crd.Spec.Group = migGroup(name)
 	crd.Name = crd.Spec.Names.Plural + "." + crd.Spec.Group
@@ -230,7 +239,7 @@ func migCRD(t testing.TB, name, storage string) *apiextensionsv1.CustomResourceD
 	for i := range crd.Spec.Versions {
 		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == storage
 	}
-	return crd
+	return crd, nil
 }
 
 type migEnv struct {
