@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -37,7 +38,16 @@ var (
 
 	latHook = crdVersions{group: "latency.example.com", resource: "widgets"}
 	latNone = crdVersions{group: "latency-none.example.com", resource: "widgets"}
+	// latHand is converted by the hand webhook (encoding/json into
+	// Kubernetes' own types, the conversion on a map): any webhook's cost
+	// on this path, beside hubspoke's.
+	latHand = crdVersions{group: "latency-hand.example.com", resource: "widgets"}
 )
+
+// latencyProfile, when set, is where BenchmarkSpokeLatency writes a 10 s
+// CPU profile of the sandbox's kube-apiserver taken from the start of each
+// sub-benchmark: FILE.OP.pprof (give -benchtime enough requests to last).
+var latencyProfile = flag.String("latency-apiserver-profile", "", "BenchmarkSpokeLatency: write kube-apiserver CPU profiles to `file`.OP.pprof")
 
 func latencySetup(b *testing.B) {
 	b.Helper()
@@ -66,6 +76,9 @@ func startLatency() error {
 	if _, err := sb.ServeWebhook("hubspoke-system", "latency-webhook", h); err != nil {
 		return err
 	}
+	if _, err := startHandWebhook(sb, "hubspoke-system", "latency-hand-webhook"); err != nil {
+		return err
+	}
 	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")
 	if err != nil {
 		return err
@@ -74,7 +87,10 @@ func startLatency() error {
 	hook.Spec.Conversion.Webhook.ClientConfig.Service.Name = "latency-webhook"
 	none := rename(crd, latNone.group)
 	none.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	for _, c := range []*apiextensionsv1.CustomResourceDefinition{hook, none} {
+	hand := rename(crd, latHand.group)
+	hand.Spec.Conversion = hook.Spec.Conversion.DeepCopy()
+	hand.Spec.Conversion.Webhook.ClientConfig.Service.Name = "latency-hand-webhook"
+	for _, c := range []*apiextensionsv1.CustomResourceDefinition{hook, none, hand} {
 		for i := range c.Spec.Versions {
 			c.Spec.Versions[i].Storage = c.Spec.Versions[i].Name == "v1"
 		}
@@ -94,12 +110,13 @@ func latencyReviews(b *testing.B) float64 {
 
 // BenchmarkSpokeLatency measures one-object requests through v1alpha1 (a
 // spoke; storage v1): create, update (a label) and GET, each taking turns
-// on the CRD converted by the hubspoke webhook and on the identical CRD
-// with strategy None. It reports both medians and 99th percentiles and
-// their ratios, and the webhook reviews each request caused, counted from
-// the webhook's hubspoke_conversion_reviews_total; it fails when the
-// webhook answered fewer reviews than requests went through v1alpha1 (it
-// is not on the measured path).
+// on the CRD converted by the hubspoke webhook, on the identical CRD with
+// strategy None, and on one converted by the hand webhook (what the path
+// costs with a plain Go webhook). It reports medians and 99th percentiles
+// and their ratios to None, and the webhook reviews each request caused,
+// counted from the webhook's hubspoke_conversion_reviews_total; it fails
+// when the webhook answered fewer reviews than requests went through
+// v1alpha1 (it is not on the measured path).
 //
 //	go test -run '^$' -bench BenchmarkSpokeLatency -benchtime 300x ./test/e2e/
 //
@@ -115,7 +132,7 @@ func BenchmarkSpokeLatency(b *testing.B) {
 				objs  []*unstructured.Unstructured
 				times []time.Duration
 			}
-			sides := []*side{{c: latNone}, {c: latHook}}
+			sides := []*side{{c: latNone}, {c: latHook}, {c: latHand}}
 			prefix := fmt.Sprintf("%s-%d-", op, time.Now().UnixNano())
 			newObj := func(c crdVersions, i int) *unstructured.Unstructured {
 				return &unstructured.Unstructured{Object: map[string]any{"apiVersion": c.group + "/v1alpha1", "kind": "Widget",
@@ -156,20 +173,23 @@ func BenchmarkSpokeLatency(b *testing.B) {
 			// Let the watch cache convert what the set-up created.
 			time.Sleep(time.Second)
 			reviews0 := latencyReviews(b)
+			var profiled func()
+			if *latencyProfile != "" {
+				profiled = profileAPIServer(b, sb, 10, *latencyProfile+"."+op+".pprof")
+			}
 			b.ResetTimer()
 			for i := range b.N {
-				// Taking turns, each first every other time: the machine's
-				// load falls on both alike.
-				if i%2 == 0 {
-					do(sides[0], i)
-					do(sides[1], i)
-				} else {
-					do(sides[1], i)
-					do(sides[0], i)
+				// Taking turns, each first in its turn: the machine's load
+				// falls on all alike.
+				for j := range sides {
+					do(sides[(i+j)%len(sides)], i)
 				}
 			}
 			b.StopTimer()
-			none, hook := sides[0], sides[1]
+			if profiled != nil {
+				profiled()
+			}
+			none, hook, hand := sides[0], sides[1], sides[2]
 			// The webhook serves the converted CRD alone: every review is
 			// one of its requests' (or of the watch cache converting what
 			// they wrote).
@@ -187,8 +207,12 @@ func BenchmarkSpokeLatency(b *testing.B) {
 			b.ReportMetric(ms(p(hook.times, 0.5)), "hook-p50-ms")
 			b.ReportMetric(ms(p(none.times, 0.99)), "none-p99-ms")
 			b.ReportMetric(ms(p(hook.times, 0.99)), "hook-p99-ms")
+			b.ReportMetric(ms(p(hand.times, 0.5)), "hand-p50-ms")
+			b.ReportMetric(ms(p(hand.times, 0.99)), "hand-p99-ms")
 			b.ReportMetric(float64(p(hook.times, 0.5))/float64(p(none.times, 0.5)), "p50-ratio")
 			b.ReportMetric(float64(p(hook.times, 0.99))/float64(p(none.times, 0.99)), "p99-ratio")
+			b.ReportMetric(float64(p(hand.times, 0.5))/float64(p(none.times, 0.5)), "hand-p50-ratio")
+			b.ReportMetric(float64(p(hand.times, 0.99))/float64(p(none.times, 0.99)), "hand-p99-ratio")
 			b.ReportMetric(reviews/float64(b.N), "reviews/op")
 			b.ReportMetric(0, "ns/op")
 		})
