@@ -1,3 +1,10 @@
+// This test holds a rule to the API server's own code, and checks no
+// concurrency: make test runs it once, without the race detector, which
+// would otherwise compile the API server's webhook libraries with its
+// instrumentation for it alone (see review/apiserver_test.go).
+
+//go:build !race
+
 package server
 
 import (
