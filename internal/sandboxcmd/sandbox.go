@@ -47,9 +47,10 @@ func NewSandboxCmd() *cobra.Command {
 		service    string
 		path       string
 		verbose    bool
+		kcm        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "sandbox [--kubeconfig PATH] [--serve RULES ...] [--crd CRD ...]",
+		Use:   "sandbox [--kubeconfig PATH] [--serve RULES ...] [--crd CRD ...] [--controller-manager]",
 		Short: "Run a local API server (and optionally the conversion webhook) until interrupted",
 		Long: `Run a local Kubernetes cluster's control plane: kube-apiserver ` + sandbox.KubernetesVersion + ` and etcd,
 on loopback, with RBAC and an admin kubeconfig. No nodes: objects are stored
@@ -66,6 +67,11 @@ through the Service's EndpointSlice, whose ready condition follows the
 webhook's /readyz, and a certificate checked against NAME.NAMESPACE.svc.
 CRDs applied later whose conversion webhook names that Service get the CA
 injected as their caBundle, as cert-manager's cainjector would do.
+
+With --controller-manager, kube-controller-manager runs too, with the
+controllers a CRD's life needs: ` + strings.Join(sandbox.Controllers, ", ") + `.
+Namespace deletion then finishes, owned objects are garbage collected and
+StorageVersionMigrations run (hubspoke migrate --engine cluster).
 
 The command prints the kubeconfig path and a kubectl line to try; Ctrl-C stops
 it cleanly.`,
@@ -93,6 +99,7 @@ it cleanly.`,
 				path:       path,
 				logger:     logger,
 				progress:   cmd.ErrOrStderr(),
+				kcm:        kcm,
 			})
 		},
 	}
@@ -103,6 +110,7 @@ it cleanly.`,
 	f.StringVar(&service, "service", DefaultServiceNamespace+"/"+DefaultServiceName, "`NAMESPACE/NAME` of the service the in-process webhook answers for")
 	f.StringVar(&path, "path", "/convert", "`PATH` the in-process webhook serves conversions at (the CRD's clientConfig.service.path)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the sandbox, API server and webhook to stderr")
+	f.BoolVar(&kcm, "controller-manager", false, "also run kube-controller-manager (garbage collector, namespace deletion, storage version migrator, ...)")
 	cmd.AddCommand(newAssetsCmd())
 	return cmd
 }
@@ -155,6 +163,7 @@ type runOptions struct {
 	path            string
 	logger          *slog.Logger
 	progress        io.Writer // of a build of the sandbox's binaries
+	kcm             bool      // also run kube-controller-manager
 }
 
 func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
@@ -178,7 +187,7 @@ func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
 		}
 	}
 
-	sb, err := sandbox.New(ctx, sandbox.Options{Logger: o.logger, Progress: o.progress})
+	sb, err := sandbox.New(ctx, sandbox.Options{Logger: o.logger, Progress: o.progress, ControllerManager: o.kcm})
 	if err != nil {
 		return err
 	}
@@ -190,6 +199,9 @@ func runSandbox(ctx context.Context, out io.Writer, o runOptions) (err error) {
 
 	fmt.Fprintf(out, "api server: %s (data in %s)\n", sb.URL(), sb.DataDir())
 	fmt.Fprintf(out, "pod network: %s (an HTTP CONNECT proxy: hubspoke doctor --pod-network-proxy)\n", sb.PodNetworkProxy())
+	if sb.HasControllerManager() {
+		fmt.Fprintf(out, "controllers: kube-controller-manager (%s)\n", strings.Join(sandbox.Controllers, ", "))
+	}
 	if len(convs) > 0 {
 		stopWebhook, err := serveWebhook(sb, out, o, convs)
 		if err != nil {

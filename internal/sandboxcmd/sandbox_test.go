@@ -45,9 +45,11 @@ func hubspoke(ctx context.Context, stdout, stderr *syncBuffer, args ...string) i
 	return cli.Main(ctx, args, strings.NewReader(""), stdout, stderr, sandboxcmd.NewSandboxCmd, sandboxcmd.NewDemoCmd)
 }
 
-// TestSandbox runs `hubspoke sandbox --serve ... --crd ...` (the package's
-// one sandbox), converts a Widget through the in-process webhook with a
-// client built from the printed kubeconfig, then interrupts the command.
+// TestSandbox runs `hubspoke sandbox --serve ... --crd ...
+// --controller-manager` (the package's one sandbox), converts a Widget
+// through the in-process webhook with a client built from the printed
+// kubeconfig, sees kube-controller-manager's service account controller
+// at work, then interrupts the command.
 func TestSandbox(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -58,7 +60,7 @@ func TestSandbox(t *testing.T) {
 		exit <- hubspoke(ctx, &stdout, &stderr, "sandbox",
 			"--serve", "../../examples/widget/conversion.yaml",
 			"--crd", "../../examples/widget/crd.yaml",
-			"--kubeconfig", kubeconfig)
+			"--kubeconfig", kubeconfig, "--controller-manager")
 	}()
 	deadline := time.After(2 * time.Minute)
 	for !strings.Contains(stdout.String(), "Ctrl-C") {
@@ -79,6 +81,7 @@ func TestSandbox(t *testing.T) {
 		"installed:  widgets.example.com",
 		"/convert, converting Widget.example.com",
 		"metrics:    https://127.0.0.1:",
+		"controllers: kube-controller-manager (garbage-collector-controller, namespace-controller,",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -114,6 +117,17 @@ func TestSandbox(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]any{"size": int64(3)}, got.Object["spec"]); diff != "" {
 		t.Errorf("spec through v1 (-want +got):\n%s", diff)
+	}
+
+	// kube-controller-manager runs: its service account controller gives
+	// the namespace its default ServiceAccount, which nothing else creates.
+	sa := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}).Namespace("default")
+	for saDeadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := sa.Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			break
+		} else if time.Now().After(saDeadline) {
+			t.Fatalf("no ServiceAccount default/default a minute after the start (kube-controller-manager's controller creates it): %v", err)
+		}
 	}
 
 	// The webhook is a ready endpoint of its Service, as a pod would be.
