@@ -42,6 +42,8 @@ var (
 	// Kubernetes' own types, the conversion on a map): any webhook's cost
 	// on this path, beside hubspoke's.
 	latHand = crdVersions{group: "latency-hand.example.com", resource: "widgets"}
+	// latHandHook serves latHand; TestMain closes it.
+	latHandHook *handWebhook
 )
 
 // latencyProfile, when set, is where BenchmarkSpokeLatency writes a 10 s
@@ -76,7 +78,7 @@ func startLatency() error {
 	if _, err := sb.ServeWebhook("hubspoke-system", "latency-webhook", h); err != nil {
 		return err
 	}
-	if _, err := startHandWebhook(sb, "hubspoke-system", "latency-hand-webhook"); err != nil {
+	if latHandHook, err = startHandWebhook(sb, "hubspoke-system", "latency-hand-webhook"); err != nil {
 		return err
 	}
 	crd, err := sandbox.ReadCRDFile("../../examples/widget/crd.yaml")

@@ -109,8 +109,10 @@ func run(m *testing.M) (code int) {
 		if sb == nil {
 			return
 		}
-		if hook != nil {
-			hook.Close()
+		for _, h := range []*handWebhook{hook, latHandHook} {
+			if h != nil {
+				h.Close()
+			}
 		}
 		dataDir := sb.DataDir()
 		if err := sb.Stop(); err != nil {
