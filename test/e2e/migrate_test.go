@@ -539,7 +539,8 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 
 func TestMigrateKilledAndResumed(t *testing.T) {
 	t.Parallel() // its own group, CRD and faults
-	e := migSetup(t, "resume", 600)
+	const objects = 300
+	e := migSetup(t, "resume", objects)
 	before := e.contents("v1")
 	cp := filepath.Join(t.TempDir(), "checkpoint.json")
 
@@ -547,7 +548,7 @@ func TestMigrateKilledAndResumed(t *testing.T) {
 	opts := e.options()
 	opts.PageSize, opts.Checkpoint = 50, cp
 	opts.Progress = func(p migrate.Progress) {
-		if p.Done >= 220 {
+		if p.Done >= 110 {
 			cancel()
 		}
 	}
@@ -560,8 +561,8 @@ func TestMigrateKilledAndResumed(t *testing.T) {
 	if err != nil || saved == nil {
 		t.Fatalf("checkpoint: %v %v", saved, err)
 	}
-	if saved.Done < 200 || saved.Done%50 != 0 || saved.Complete {
-		t.Errorf("checkpoint done %d complete %v, want a whole number of pages >= 200, not complete", saved.Done, saved.Complete)
+	if saved.Done < 100 || saved.Done%50 != 0 || saved.Complete {
+		t.Errorf("checkpoint done %d complete %v, want a whole number of pages >= 100, not complete", saved.Done, saved.Complete)
 	}
 	if got := e.storedVersions(); len(got) != 2 {
 		t.Errorf("storedVersions after the interrupted run = %v, want both", got)
@@ -572,8 +573,8 @@ func TestMigrateKilledAndResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Resumed != saved.Done || res.Done+res.Resumed != 600 {
-		t.Errorf("resumed run: resumed %d done %d, want %d and %d", res.Resumed, res.Done, saved.Done, 600-saved.Done)
+	if res.Resumed != saved.Done || res.Done+res.Resumed != objects {
+		t.Errorf("resumed run: resumed %d done %d, want %d and %d", res.Resumed, res.Done, saved.Done, objects-saved.Done)
 	}
 	if !res.Pruned {
 		t.Errorf("not pruned: %s", res.PruneMessage)
@@ -609,7 +610,8 @@ func TestMigrateWebhookFailsForOneObject(t *testing.T) {
 
 func TestMigrateCRDEditedDuringRun(t *testing.T) {
 	t.Parallel() // its own group, CRD and faults
-	e := migSetup(t, "edited", 300)
+	const objects = 200
+	e := migSetup(t, "edited", objects)
 	before := e.contents("v1")
 	var once sync.Once
 	opts := e.options()
@@ -661,7 +663,7 @@ func TestMigrateCRDEditedDuringRun(t *testing.T) {
 	if err != nil || !res.Pruned {
 		t.Fatalf("second run: %v, %+v", err, res)
 	}
-	if res.Unchanged != 300 {
+	if res.Unchanged != objects {
 		t.Errorf("second run rewrote %d objects, want 0 (all already at v1)", res.Rewritten)
 	}
 }
